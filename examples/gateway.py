@@ -7,7 +7,7 @@ with what the stream added up to.
 Clients post to the gateway's `/v1/chat/completions` as they would upstream (the body and
 the Authorization header are passed on). `raw_events()` gives every event with the bytes it
 arrived as (keep-alives, `[DONE]` and an upstream's error event included), so the client
-sees exactly what the upstream sent, while `ChunkAccumulator` adds the chunks up.
+sees exactly what the upstream sent, while `ChatCompletionAccumulator` adds the chunks up.
 
 It uses the msgspec package (`generated.msgspec`): a gateway decodes every chunk of every
 stream it carries, and msgspec's `aiter_chunks` reads about three times as many chunks a
@@ -34,8 +34,8 @@ from starlette.routing import Route
 
 from generated.msgspec.chat import (
     ChatCompletion,
+    ChatCompletionAccumulator,
     ChatCompletionMessage,
-    ChunkAccumulator,
     CompletionUsage,
     EventTooLargeError,
     StreamError,
@@ -85,7 +85,7 @@ def create_app(upstream: str, *, client: httpx.AsyncClient | None = None) -> Sta
         )
 
     async def relay(response: httpx.Response) -> AsyncIterator[bytes]:
-        accumulator = ChunkAccumulator()
+        accumulator = ChatCompletionAccumulator()
         stream = aiter_chunks(response)  # its aclose() closes the upstream response
         skipped, error = 0, ""
         try:

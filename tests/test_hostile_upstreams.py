@@ -134,7 +134,7 @@ def test_a_chunk_nested_too_deeply_is_a_located_decode_error(
     }[where]
     parts = [f"data: {A}\n\ndata: {payload}\n\n".encode()]
     seen, error = both(module, parts)
-    assert len(seen) == 1 and error[0] == "ChunkDecodeError", error[:1]
+    assert len(seen) == 1 and error[0] == "StreamDecodeError", error[:1]
     assert error[1].startswith("$"), "located"
     [*_, last] = module.iter_chunks(parts).raw_events()
     assert isinstance(last.error, module.ChunkDecodeError), "raw_events() yields it"
@@ -188,7 +188,7 @@ def test_a_stream_of_non_finite_numbers_is_a_located_error(module: ModuleType) -
     bad = A[:-1] + ',"x":{"y":[NaN]}}'
     seen, error = both(module, [f"data: {A}\n\ndata: {bad}\n\n".encode()])
     assert len(seen) == 1 and error == [
-        "ChunkDecodeError",
+        "StreamDecodeError",
         "$.x.y[0]: NaN is not a finite JSON number",
     ]
     stream = module.iter_chunks(

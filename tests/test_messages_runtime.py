@@ -473,7 +473,9 @@ def test_the_accumulator_s_summary_and_snapshot_mid_stream() -> None:
     events = ANTHROPIC[:14]  # the tool's input has one piece of two
     accumulator = accumulated(events)
     snapshot = accumulator.snapshot()
-    assert snapshot is not None and snapshot["content"][2]["input"] == '{"city": '
+    assert snapshot["content"][2]["input"] == {}, "pieces that make no JSON object yet"
+    whole = accumulated(ANTHROPIC[:15])  # both pieces, before the block stops
+    assert whole.snapshot()["content"][2]["input"] == {"city": "Paris"}
     assert accumulator.message is not None and accumulator.message["content"][2]["input"] == {}
     [choice] = accumulator.summary().choices
     assert choice.tool_calls[0].arguments == '{"city": '

@@ -679,14 +679,17 @@ def test_the_accumulator_s_snapshot_mid_stream() -> None:
     [choice] = accumulator.summary().choices
     assert (choice.text, choice.finish_reason) == ("Hello", None), "cut off: no finish"
     assert choice.tool_calls[0].arguments == '{"city":'
-    assert _ResponsesAccumulator().snapshot() is None
+    empty = _ResponsesAccumulator()
+    assert empty.snapshot() == {"object": "response", "output": []}, "never None"
+    assert empty.response is None, "a snapshot adds nothing"
+    assert accumulator.snapshot() is not snapshot, "a copy: what comes next leaves it be"
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_the_typed_accumulator_of_each_target(target: str) -> None:
     module = RESPONSES_MODULES[target]
     accumulator = module.ResponseAccumulator()
-    assert accumulator.snapshot() is None
+    assert json.loads(module.dumps(accumulator.snapshot())) == {"object": "response", "output": []}
     for event in module.iter_events(sse(OPENAI)):
         accumulator.add(event)
     assert json.loads(module.dumps(accumulator.result())) == OPENAI[-1]["response"]

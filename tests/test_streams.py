@@ -273,7 +273,7 @@ def test_raw_events_carry_errors_and_read_on(module: ModuleType) -> None:
         "NoneType",
         "NoneType",
         "StreamError",
-        "ChunkDecodeError",
+        "StreamDecodeError",
         "NoneType",
     ]
     assert events[2].error.code == 1 and events[2].raw == error.encode()

@@ -37,11 +37,12 @@ from ._runtime.dataclass_base import (
     _sparse,
     _WideObject,
 )
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.extra import _no_extra
 from ._runtime.json_text import _as_is, _json, _wire_text
 from ._runtime.objects import _nullable, _optional, _required, _Shape
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.responses import _tool_names
@@ -382,6 +383,7 @@ __all__ = [
     "ResponseWebSearchCallSearchingEventType",
     "ResponsesLossWarning",
     "ShellCallOutputContentDelta",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextLogprob",
@@ -9727,20 +9729,20 @@ _RESPONSE_STREAM_EVENT_READER: Final[Callable[[Any], ResponseStreamEvent]] = _ta
 
 
 def loads(data: str | bytes) -> ResponseStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _RESPONSE_STREAM_EVENT_READER(_json(data))
 
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return Response.from_dict(_json(data))
 
 
 def loads_request(data: str | bytes) -> ResponseCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return ResponseCreateRequest.from_dict(_json(data))
 
 
@@ -9845,33 +9847,99 @@ def _awrite_events(
     return _awrite_responses(parts, tool_names)
 
 
-class ResponseAccumulator:
+class ResponseAccumulator(_EventAccumulator[ResponseStreamEvent, Response]):
     """Adds the events of one Responses stream up to its final `Response`, as
     openai-python's `ResponseStreamState` adds them (items by `output_index`, deltas
     appended to the part they address, `*.done` events authoritative, the final event's
     response the result unless its output is empty), losing nothing, and tolerant where
     openai-python raises: what changed between `added` and `done` (an item's id or
-    `call_id`, the response's id) is kept in `drift`. `summary()` is the same `Summary`
-    a chat stream gives, in chat's terms.
+    `call_id`, the response's id) is kept in `drift`.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the response so far (an empty response before any
+    event), `end()` says that the stream has ended, `result()` gives the response once
+    it has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _ResponsesAccumulator
+    _protocol = "responses"
+    _takes = frozenset(
+        {
+            ResponseAudioDeltaEvent,
+            ResponseAudioDoneEvent,
+            ResponseAudioTranscriptDeltaEvent,
+            ResponseAudioTranscriptDoneEvent,
+            ResponseCodeInterpreterCallCodeDeltaEvent,
+            ResponseCodeInterpreterCallCodeDoneEvent,
+            ResponseCodeInterpreterCallCompletedEvent,
+            ResponseCodeInterpreterCallInProgressEvent,
+            ResponseCodeInterpreterCallInterpretingEvent,
+            ResponseCompactionCompactingEvent,
+            ResponseCompletedEvent,
+            ResponseContentPartAddedEvent,
+            ResponseContentPartDoneEvent,
+            ResponseCreatedEvent,
+            ResponseErrorEvent,
+            ResponseFileSearchCallCompletedEvent,
+            ResponseFileSearchCallInProgressEvent,
+            ResponseFileSearchCallSearchingEvent,
+            ResponseFunctionCallArgumentsDeltaEvent,
+            ResponseFunctionCallArgumentsDoneEvent,
+            ResponseShellCallCommandAddedEvent,
+            ResponseShellCallCommandDeltaEvent,
+            ResponseShellCallCommandDoneEvent,
+            ResponseShellCallOutputContentDeltaEvent,
+            ResponseShellCallOutputContentDoneEvent,
+            ResponseInProgressEvent,
+            ResponseFailedEvent,
+            ResponseIncompleteEvent,
+            ResponseOutputItemAddedEvent,
+            ResponseOutputItemDoneEvent,
+            ResponseReasoningSummaryPartAddedEvent,
+            ResponseReasoningSummaryPartDoneEvent,
+            ResponseReasoningSummaryTextDeltaEvent,
+            ResponseReasoningSummaryTextDoneEvent,
+            ResponseReasoningTextDeltaEvent,
+            ResponseReasoningTextDoneEvent,
+            ResponseRefusalDeltaEvent,
+            ResponseRefusalDoneEvent,
+            ResponseTextDeltaEvent,
+            ResponseTextDoneEvent,
+            ResponseWebSearchCallCompletedEvent,
+            ResponseWebSearchCallInProgressEvent,
+            ResponseWebSearchCallSearchingEvent,
+            ResponseImageGenCallCompletedEvent,
+            ResponseImageGenCallGeneratingEvent,
+            ResponseImageGenCallInProgressEvent,
+            ResponseImageGenCallPartialImageEvent,
+            ResponseMcpCallArgumentsDeltaEvent,
+            ResponseMcpCallArgumentsDoneEvent,
+            ResponseMcpCallCompletedEvent,
+            ResponseMcpCallFailedEvent,
+            ResponseMcpCallInProgressEvent,
+            ResponseMcpListToolsCompletedEvent,
+            ResponseMcpListToolsFailedEvent,
+            ResponseMcpListToolsInProgressEvent,
+            ResponseOutputTextAnnotationAddedEvent,
+            ResponseQueuedEvent,
+            ResponseCustomToolCallInputDeltaEvent,
+            ResponseCustomToolCallInputDoneEvent,
+            ResponseApplyPatchCallOperationDiffDeltaEvent,
+            ResponseApplyPatchCallOperationDiffDoneEvent,
+            ResponseReasoningPartAddedEvent,
+            ResponseReasoningPartDoneEvent,
+            OtherResponseStreamEvent,
+        }
+    )
+    _named = "ResponseStreamEvent"
 
-    def __init__(self) -> None:
-        self._adding = _ResponsesAccumulator()
+    def _json_of(self, event: ResponseStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: ResponseStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Response | None:
-        """The response so far (None before the first event)."""
-        data = self._adding.snapshot()
-        return None if data is None else Response.from_dict(data)
-
-    def result(self) -> Response:
-        """The response, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Response:
         return Response.from_dict(data)
 
     @property
@@ -9880,15 +9948,7 @@ class ResponseAccumulator:
         after)` for an item's id or `call_id` between `added`, `done` and the final
         response, and for the response's id, in order.
         """
-        return self._adding.drift
-
-    def summary(self) -> Summary:
-        """What the response says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "responses", self._adding.result()
+        return cast("_ResponsesAccumulator", self._adding).drift
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

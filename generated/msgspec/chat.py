@@ -46,7 +46,12 @@ from ._runtime.chat.frames import TokenFramesError, _TokenFrames
 from ._runtime.chat.reader import _aparts_of, _parts_of
 from ._runtime.chat.readings import _Readings, _Typed
 from ._runtime.chat.writer import ChatLossWarning, _awrite_chat, _write_chat
-from ._runtime.errors import ChunkDecodeError, ErrorReport, _reject_error_report
+from ._runtime.errors import (
+    ChunkDecodeError,
+    ErrorReport,
+    StreamDecodeError,
+    _reject_error_report,
+)
 from ._runtime.inline_reasoning import _checked_tags, _ThinkTags
 from ._runtime.json_text import (
     _SHALLOW,
@@ -145,6 +150,7 @@ __all__ = [
     "AzureSeverity",
     "AzureSeverityResult",
     "ChatCompletion",
+    "ChatCompletionAccumulator",
     "ChatCompletionAllowedToolsParam",
     "ChatCompletionAssistantAudioParam",
     "ChatCompletionAudio",
@@ -286,6 +292,7 @@ __all__ = [
     "SglangCachedTokensDetails",
     "SglangSglExt",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TogetherWarning",
@@ -714,7 +721,8 @@ class ChatCompletionContentPartImageUrlParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartImageUrlParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -779,7 +787,8 @@ class ChatCompletionContentPartInputAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartInputAudioParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -846,7 +855,8 @@ class ChatCompletionContentPartFileParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartFileParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -914,7 +924,8 @@ class PromptCacheBreakpointParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptCacheBreakpointParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -991,7 +1002,8 @@ class ChatCompletionContentPartParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1077,7 +1089,8 @@ class ChatCompletionMessageToolCallFunctionParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunctionParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1144,7 +1157,8 @@ class ChatCompletionMessageToolCallCustomParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustomParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1212,7 +1226,8 @@ class GeminiThoughtSignature(
 
     @classmethod
     def from_dict(cls, data: Any) -> GeminiThoughtSignature:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1274,7 +1289,8 @@ class GeminiExtraContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> GeminiExtraContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1345,7 +1361,8 @@ class ChatCompletionMessageToolCallParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1417,7 +1434,8 @@ class ChatCompletionAssistantAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAssistantAudioParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1477,7 +1495,8 @@ class ChatCompletionMessageFunctionCallParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCallParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1559,7 +1578,8 @@ class OpenRouterReasoningDetail(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1688,7 +1708,8 @@ class ChatCompletionMessageParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1795,7 +1816,8 @@ class ChatCompletionStreamOptionsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionStreamOptionsParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1866,7 +1888,8 @@ class FunctionDefinition(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionDefinition:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1933,7 +1956,8 @@ class CustomToolGrammar(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolGrammar:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1994,7 +2018,8 @@ class CustomToolFormat(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolFormat:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2055,7 +2080,8 @@ class CustomToolDefinition(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolDefinition:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2121,7 +2147,8 @@ class ChatCompletionToolParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionToolParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2183,7 +2210,8 @@ class ChatCompletionToolNameParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionToolNameParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2247,7 +2275,8 @@ class ChatCompletionAllowedToolsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAllowedToolsParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2316,7 +2345,8 @@ class ChatCompletionNamedToolChoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionNamedToolChoiceParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2385,7 +2415,8 @@ class ChatCompletionVoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionVoiceParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2443,7 +2474,8 @@ class ChatCompletionAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudioParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2509,7 +2541,8 @@ class ChatCompletionPredictionContentParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionPredictionContentParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2581,7 +2614,8 @@ class WebSearchUserLocationApproximate(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchUserLocationApproximate:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2650,7 +2684,8 @@ class WebSearchUserLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchUserLocation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2713,7 +2748,8 @@ class WebSearchOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchOptions:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2776,7 +2812,8 @@ class PromptCacheOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptCacheOptions:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2835,7 +2872,8 @@ class ModerationPolicySideParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationPolicySideParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2895,7 +2933,8 @@ class ModerationPolicyParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationPolicyParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2956,7 +2995,8 @@ class ModerationParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3021,7 +3061,8 @@ class DeepSeekThinking(
 
     @classmethod
     def from_dict(cls, data: Any) -> DeepSeekThinking:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3092,7 +3133,8 @@ class OpenRouterReasoning(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoning:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3299,7 +3341,8 @@ class ChatCompletionRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionRequest:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3519,7 +3562,8 @@ class MistralThinkingPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3586,7 +3630,8 @@ class MistralContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3662,7 +3707,8 @@ class ChatCompletionMessageToolCallFunction(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3729,7 +3775,8 @@ class ChatCompletionMessageToolCallCustom(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3809,7 +3856,8 @@ class ChatCompletionMessageToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3886,7 +3934,8 @@ class ChatCompletionMessageFunctionCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3953,7 +4002,8 @@ class ChatCompletionAudio(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4028,7 +4078,8 @@ class GroqSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4097,7 +4148,8 @@ class GroqSearchResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4170,7 +4222,8 @@ class GroqBrowserResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4261,7 +4314,8 @@ class GroqChartElement(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4374,7 +4428,8 @@ class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4474,7 +4529,8 @@ class GroqCodeResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4559,7 +4615,8 @@ class GroqExecutedTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4655,7 +4712,8 @@ class LiteLLMThinkingBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4727,7 +4785,8 @@ class MoonshotInternalContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4794,7 +4853,8 @@ class OpenRouterUrlCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4867,7 +4927,8 @@ class OpenRouterFileContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4935,7 +4996,8 @@ class OpenRouterFileAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5009,7 +5071,8 @@ class GroqDocumentCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5079,7 +5142,8 @@ class GroqFunctionCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5161,7 +5225,8 @@ class OpenRouterAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5355,7 +5420,8 @@ class ChatCompletionMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5501,7 +5567,8 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5569,7 +5636,8 @@ class ChatCompletionTokenLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5646,7 +5714,8 @@ class ChoiceLogprobs(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5717,7 +5786,8 @@ class AzureSeverityResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5782,7 +5852,8 @@ class AzureDetectionResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5847,7 +5918,8 @@ class AzureBlocklistResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5912,7 +5984,8 @@ class AzureBlocklistDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5981,7 +6054,8 @@ class AzureFilterError(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6063,7 +6137,8 @@ class AzureContentFilterResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6174,7 +6249,8 @@ class AzureContentFilterOffsets(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6254,7 +6330,8 @@ class CompletionTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6339,7 +6416,8 @@ class PromptTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6428,7 +6506,8 @@ class PerplexityCost(
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6509,7 +6588,8 @@ class OpenRouterCostDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6580,7 +6660,8 @@ class OpenRouterServerToolUseDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6768,7 +6849,8 @@ class CompletionUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6983,7 +7065,8 @@ class ChatCompletionChoice(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7107,7 +7190,8 @@ class ModerationResultBody(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7193,7 +7277,8 @@ class ModerationResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7273,7 +7358,8 @@ class ModerationError(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7334,7 +7420,8 @@ class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7411,7 +7498,8 @@ class AzurePromptFilterResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7494,7 +7582,8 @@ class AzureLatencyCheckpoint(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7575,7 +7664,8 @@ class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7635,7 +7725,8 @@ class GroqModelUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7696,7 +7787,8 @@ class GroqUsageBreakdown(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7764,7 +7856,8 @@ class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7837,7 +7930,8 @@ class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7951,7 +8045,8 @@ class LlamaCppTimings(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8050,7 +8145,8 @@ class NovitaSlaMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8119,7 +8215,8 @@ class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8194,7 +8291,8 @@ class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8289,7 +8387,8 @@ class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8379,7 +8478,8 @@ class OpenRouterError(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8461,7 +8561,8 @@ class PerplexitySearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8547,7 +8648,8 @@ class SglangCachedTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8620,7 +8722,8 @@ class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8685,7 +8788,8 @@ class TogetherWarning(
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8760,7 +8864,8 @@ class VllmSpeculativeDecodingMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8858,7 +8963,8 @@ class VllmRequestMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8949,7 +9055,8 @@ class ZaiWebSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9208,7 +9315,8 @@ class ChatCompletion(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
@@ -9393,7 +9501,8 @@ class ChoiceDeltaToolCallFunction(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9458,7 +9567,8 @@ class ChoiceDeltaToolCallCustom(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9541,7 +9651,8 @@ class ChoiceDeltaToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9618,7 +9729,8 @@ class ChoiceDeltaFunctionCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9685,7 +9797,8 @@ class ChoiceDeltaAudio(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9864,7 +9977,8 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10088,7 +10202,8 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10431,7 +10546,8 @@ class ChatCompletionChunk(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_CHUNK_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
@@ -10709,7 +10825,7 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(ChatCompletion)
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -10723,7 +10839,7 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -10739,7 +10855,7 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def loads_request(data: str | bytes) -> ChatCompletionRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return ChatCompletionRequest.from_dict(_json(data))
 
 
@@ -10776,7 +10892,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
@@ -10938,8 +11054,8 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`. A stream of another `protocol` is read by
-    its module (docs/protocols.md)."""
+    `think_tags` that of `ChatCompletionAccumulator`. A stream of
+    another `protocol` is read by its module (docs/protocols.md)."""
     if protocol != "chat":
         parts: Iterator[Part] = _protocol(protocol).iter_parts(
             source, on_error=on_error, max_event_size=max_event_size
@@ -11069,8 +11185,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     `'reasoning_content'`, `'reasoning'`, `'think_tags'`. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 
@@ -11923,7 +12039,7 @@ _DIALECTS: Final[tuple[_Dialect, ...]] = (
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
-class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+class ChatCompletionAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     """Adds up the chunks of one stream into the `ChatCompletion` they make.
 
     `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
@@ -11945,13 +12061,18 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _root = "ChatCompletionChunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = ChatCompletionChunk
+    _takes = frozenset({ChatCompletionChunk})
+    _named = "ChatCompletionChunk"
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)
 
     def _completion(self, data: dict[str, Any]) -> ChatCompletion:
         return ChatCompletion.from_dict(data)
+
+
+ChunkAccumulator = ChatCompletionAccumulator
+"""`ChatCompletionAccumulator`'s first name, kept: the same class."""
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -36,10 +36,11 @@ import msgspec
 from msgspec import UNSET
 from msgspec import UnsetType as _Unset
 
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.json_text import _SHALLOW, _as_is, _check_depth, _json, _wire_text
 from ._runtime.objects import _nullable, _optional, _required, _Shape
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.responses import _tool_names
@@ -390,6 +391,7 @@ __all__ = [
     "ResponseWebSearchCallSearchingEventType",
     "ResponsesLossWarning",
     "ShellCallOutputContentDelta",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextLogprob",
@@ -1726,7 +1728,8 @@ class ResponseInputText(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputText:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1806,7 +1809,8 @@ class ResponseInputImage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputImage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1896,7 +1900,8 @@ class ResponseInputFile(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputFile:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1986,7 +1991,8 @@ class AnnotationFileCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationFileCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2084,7 +2090,8 @@ class AnnotationURLCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationURLCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2177,7 +2184,8 @@ class AnnotationContainerFileCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationContainerFileCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2265,7 +2273,8 @@ class AnnotationFilePath(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationFilePath:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2337,7 +2346,8 @@ class OtherAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2420,7 +2430,8 @@ class OutputTextTopLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTextTopLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2488,7 +2499,8 @@ class OutputTextLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTextLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2584,7 +2596,8 @@ class ResponseOutputText(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputText:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2665,7 +2678,8 @@ class ResponseOutputRefusal(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputRefusal:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2739,7 +2753,8 @@ class OtherResponseInputContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseInputContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2865,7 +2880,8 @@ class EasyInputMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> EasyInputMessage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         read: type[_EasyInputMessageRead] = _EasyInputMessageRead
         if type(data) is dict and "type" not in data:
             read = _EasyInputMessageUntagged  # written back without the key
@@ -2956,7 +2972,8 @@ class DirectCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> DirectCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3024,7 +3041,8 @@ class ProgramCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> ProgramCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3093,7 +3111,8 @@ class OtherToolCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3187,7 +3206,8 @@ class ResponseFunctionToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3306,7 +3326,8 @@ class FunctionCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3389,7 +3410,8 @@ class ReasoningSummaryPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> ReasoningSummaryPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3461,7 +3483,8 @@ class ReasoningTextPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> ReasoningTextPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3542,7 +3565,8 @@ class ResponseReasoningItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3654,7 +3678,8 @@ class ResponseCustomToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3767,7 +3792,8 @@ class ResponseCustomToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3856,7 +3882,8 @@ class ItemReference(
 
     @classmethod
     def from_dict(cls, data: Any) -> ItemReference:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3925,7 +3952,8 @@ class OtherResponseInputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseInputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4046,7 +4074,8 @@ class FunctionTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionTool:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4138,7 +4167,8 @@ class OtherResponseTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseTool:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4219,7 +4249,8 @@ class ResponseToolChoice(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolChoice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4298,7 +4329,8 @@ class Reasoning(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> Reasoning:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4360,7 +4392,8 @@ class ResponseStreamOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseStreamOptions:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4414,7 +4447,8 @@ class Conversation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> Conversation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4472,7 +4506,8 @@ class ResponseTextConfig(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextConfig:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4537,7 +4572,8 @@ class ResponsePrompt(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponsePrompt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4599,7 +4635,8 @@ class ContextManagement(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContextManagement:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4753,7 +4790,8 @@ class ResponseCreateRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCreateRequest:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4936,7 +4974,8 @@ class ResponseError(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5002,7 +5041,8 @@ class IncompleteDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> IncompleteDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5069,7 +5109,8 @@ class OtherResponseOutputMessageContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseOutputMessageContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5181,7 +5222,8 @@ class ResponseOutputMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputMessage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5262,7 +5304,8 @@ class FileSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> FileSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5354,7 +5397,8 @@ class ResponseFileSearchToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5457,7 +5501,8 @@ class ResponseFunctionToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5578,7 +5623,8 @@ class ResponseFunctionWebSearch(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionWebSearch:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5677,7 +5723,8 @@ class ResponseComputerToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseComputerToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5778,7 +5825,8 @@ class ResponseComputerToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseComputerToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5873,7 +5921,8 @@ class Program(
 
     @classmethod
     def from_dict(cls, data: Any) -> Program:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5953,7 +6002,8 @@ class ProgramOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ProgramOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6043,7 +6093,8 @@ class ResponseToolSearchCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolSearchCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6142,7 +6193,8 @@ class ResponseToolSearchOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolSearchOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6235,7 +6287,8 @@ class AdditionalTools(
 
     @classmethod
     def from_dict(cls, data: Any) -> AdditionalTools:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6316,7 +6369,8 @@ class ResponseCompactionItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompactionItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6422,7 +6476,8 @@ class ImageGenerationCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ImageGenerationCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6539,7 +6594,8 @@ class ResponseCodeInterpreterToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6631,7 +6687,8 @@ class LocalShellCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> LocalShellCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6716,7 +6773,8 @@ class LocalShellCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> LocalShellCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6808,7 +6866,8 @@ class ResponseFunctionShellToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionShellToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6912,7 +6971,8 @@ class ResponseFunctionShellToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionShellToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7016,7 +7076,8 @@ class ResponseApplyPatchToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7117,7 +7178,8 @@ class ResponseApplyPatchToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7223,7 +7285,8 @@ class McpCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7315,7 +7378,8 @@ class McpListTools(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpListTools:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7401,7 +7465,8 @@ class McpApprovalRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpApprovalRequest:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7487,7 +7552,8 @@ class McpApprovalResponse(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpApprovalResponse:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7580,7 +7646,8 @@ class ResponseCustomToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7669,7 +7736,8 @@ class OtherResponseOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7810,7 +7878,8 @@ class ToolUsageImageGenInputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenInputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7873,7 +7942,8 @@ class ToolUsageImageGenCachedTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenCachedTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7936,7 +8006,8 @@ class ToolUsageImageGenOutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenOutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8009,7 +8080,8 @@ class ToolUsageImageGen(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGen:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8101,7 +8173,8 @@ class ToolUsageWebSearch(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageWebSearch:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8157,7 +8230,8 @@ class ToolUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8216,7 +8290,8 @@ class CacheWriteTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheWriteTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8293,7 +8368,8 @@ class InputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> InputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8383,7 +8459,8 @@ class OutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8456,7 +8533,8 @@ class OpenRouterCostDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8524,7 +8602,8 @@ class XaiContextDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> XaiContextDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8640,7 +8719,8 @@ class ResponseUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8759,7 +8839,8 @@ class AzureContentFilter(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilter:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9002,7 +9083,8 @@ class Response(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fals
 
     @classmethod
     def from_dict(cls, data: Any) -> Response:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9225,7 +9307,8 @@ class ResponseAudioDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9307,7 +9390,8 @@ class ResponseAudioDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9389,7 +9473,8 @@ class ResponseAudioTranscriptDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioTranscriptDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9471,7 +9556,8 @@ class ResponseAudioTranscriptDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioTranscriptDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9559,7 +9645,8 @@ class ResponseCodeInterpreterCallCodeDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCodeDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9655,7 +9742,8 @@ class ResponseCodeInterpreterCallCodeDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCodeDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9748,7 +9836,8 @@ class ResponseCodeInterpreterCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9838,7 +9927,8 @@ class ResponseCodeInterpreterCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9930,7 +10020,8 @@ class ResponseCodeInterpreterCallInterpretingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallInterpretingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10020,7 +10111,8 @@ class ResponseCompactionCompactingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompactionCompactingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10098,7 +10190,8 @@ class CopilotTokenDetail(
 
     @classmethod
     def from_dict(cls, data: Any) -> CopilotTokenDetail:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10166,7 +10259,8 @@ class CopilotUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> CopilotUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10251,7 +10345,8 @@ class LlamaCppTimings(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10363,7 +10458,8 @@ class ResponseCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10446,7 +10542,8 @@ class OtherResponseContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10556,7 +10653,8 @@ class ResponseContentPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseContentPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10659,7 +10757,8 @@ class ResponseContentPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseContentPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10749,7 +10848,8 @@ class ResponseCreatedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCreatedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10819,7 +10919,8 @@ class ResponseErrorEventError(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseErrorEventError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10913,7 +11014,8 @@ class ResponseErrorEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseErrorEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11002,7 +11104,8 @@ class ResponseFileSearchCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11088,7 +11191,8 @@ class ResponseFileSearchCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11174,7 +11278,8 @@ class ResponseFileSearchCallSearchingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallSearchingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11268,7 +11373,8 @@ class ResponseFunctionCallArgumentsDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionCallArgumentsDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11364,7 +11470,8 @@ class ResponseFunctionCallArgumentsDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionCallArgumentsDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11457,7 +11564,8 @@ class ResponseShellCallCommandAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11552,7 +11660,8 @@ class ResponseShellCallCommandDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11646,7 +11755,8 @@ class ResponseShellCallCommandDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11718,7 +11828,8 @@ class ShellCallOutputContentDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> ShellCallOutputContentDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11802,7 +11913,8 @@ class ResponseShellCallOutputContentDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallOutputContentDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11900,7 +12012,8 @@ class ResponseShellCallOutputContentDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallOutputContentDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11985,7 +12098,8 @@ class LlamaCppPromptProgress(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppPromptProgress:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12073,7 +12187,8 @@ class ResponseInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12159,7 +12274,8 @@ class ResponseFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFailedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12240,7 +12356,8 @@ class ResponseIncompleteEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseIncompleteEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12355,7 +12472,8 @@ class ResponseOutputItemAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputItemAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12473,7 +12591,8 @@ class ResponseOutputItemDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputItemDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12563,7 +12682,8 @@ class ResponseReasoningSummaryPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12663,7 +12783,8 @@ class ResponseReasoningSummaryPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12766,7 +12887,8 @@ class ResponseReasoningSummaryTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12867,7 +12989,8 @@ class ResponseReasoningSummaryTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12967,7 +13090,8 @@ class ResponseReasoningTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13066,7 +13190,8 @@ class ResponseReasoningTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13166,7 +13291,8 @@ class ResponseRefusalDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseRefusalDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13265,7 +13391,8 @@ class ResponseRefusalDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseRefusalDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13340,7 +13467,8 @@ class TextTopLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextTopLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13403,7 +13531,8 @@ class TextLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> TextLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13504,7 +13633,8 @@ class ResponseTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13615,7 +13745,8 @@ class ResponseTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13714,7 +13845,8 @@ class ResponseWebSearchCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13800,7 +13932,8 @@ class ResponseWebSearchCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13886,7 +14019,8 @@ class ResponseWebSearchCallSearchingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallSearchingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13974,7 +14108,8 @@ class ResponseImageGenCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14062,7 +14197,8 @@ class ResponseImageGenCallGeneratingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallGeneratingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14148,7 +14284,8 @@ class ResponseImageGenCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14248,7 +14385,8 @@ class ResponseImageGenCallPartialImageEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallPartialImageEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14362,7 +14500,8 @@ class ResponseMcpCallArgumentsDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallArgumentsDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14456,7 +14595,8 @@ class ResponseMcpCallArgumentsDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallArgumentsDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14545,7 +14685,8 @@ class ResponseMcpCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14631,7 +14772,8 @@ class ResponseMcpCallFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallFailedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14717,7 +14859,8 @@ class ResponseMcpCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14803,7 +14946,8 @@ class ResponseMcpListToolsCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14889,7 +15033,8 @@ class ResponseMcpListToolsFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsFailedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14977,7 +15122,8 @@ class ResponseMcpListToolsInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15077,7 +15223,8 @@ class ResponseOutputTextAnnotationAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputTextAnnotationAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15172,7 +15319,8 @@ class ResponseQueuedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseQueuedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15263,7 +15411,8 @@ class ResponseCustomToolCallInputDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallInputDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15357,7 +15506,8 @@ class ResponseCustomToolCallInputDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallInputDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15453,7 +15603,8 @@ class ResponseApplyPatchCallOperationDiffDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchCallOperationDiffDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15550,7 +15701,8 @@ class ResponseApplyPatchCallOperationDiffDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchCallOperationDiffDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15647,7 +15799,8 @@ class ResponseReasoningPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15743,7 +15896,8 @@ class ResponseReasoningPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15827,7 +15981,8 @@ class OtherResponseStreamEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseStreamEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16272,7 +16427,7 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(Response)
 
 
 def loads(data: str | bytes) -> ResponseStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -16285,7 +16440,7 @@ def loads(data: str | bytes) -> ResponseStreamEvent:
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -16297,7 +16452,7 @@ def loads_response(data: str | bytes) -> Response:
 
 def loads_request(data: str | bytes) -> ResponseCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return ResponseCreateRequest.from_dict(_json(data))
 
 
@@ -16411,33 +16566,99 @@ def _awrite_events(
     return _awrite_responses(parts, tool_names)
 
 
-class ResponseAccumulator:
+class ResponseAccumulator(_EventAccumulator[ResponseStreamEvent, Response]):
     """Adds the events of one Responses stream up to its final `Response`, as
     openai-python's `ResponseStreamState` adds them (items by `output_index`, deltas
     appended to the part they address, `*.done` events authoritative, the final event's
     response the result unless its output is empty), losing nothing, and tolerant where
     openai-python raises: what changed between `added` and `done` (an item's id or
-    `call_id`, the response's id) is kept in `drift`. `summary()` is the same `Summary`
-    a chat stream gives, in chat's terms.
+    `call_id`, the response's id) is kept in `drift`.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the response so far (an empty response before any
+    event), `end()` says that the stream has ended, `result()` gives the response once
+    it has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _ResponsesAccumulator
+    _protocol = "responses"
+    _takes = frozenset(
+        {
+            ResponseAudioDeltaEvent,
+            ResponseAudioDoneEvent,
+            ResponseAudioTranscriptDeltaEvent,
+            ResponseAudioTranscriptDoneEvent,
+            ResponseCodeInterpreterCallCodeDeltaEvent,
+            ResponseCodeInterpreterCallCodeDoneEvent,
+            ResponseCodeInterpreterCallCompletedEvent,
+            ResponseCodeInterpreterCallInProgressEvent,
+            ResponseCodeInterpreterCallInterpretingEvent,
+            ResponseCompactionCompactingEvent,
+            ResponseCompletedEvent,
+            ResponseContentPartAddedEvent,
+            ResponseContentPartDoneEvent,
+            ResponseCreatedEvent,
+            ResponseErrorEvent,
+            ResponseFileSearchCallCompletedEvent,
+            ResponseFileSearchCallInProgressEvent,
+            ResponseFileSearchCallSearchingEvent,
+            ResponseFunctionCallArgumentsDeltaEvent,
+            ResponseFunctionCallArgumentsDoneEvent,
+            ResponseShellCallCommandAddedEvent,
+            ResponseShellCallCommandDeltaEvent,
+            ResponseShellCallCommandDoneEvent,
+            ResponseShellCallOutputContentDeltaEvent,
+            ResponseShellCallOutputContentDoneEvent,
+            ResponseInProgressEvent,
+            ResponseFailedEvent,
+            ResponseIncompleteEvent,
+            ResponseOutputItemAddedEvent,
+            ResponseOutputItemDoneEvent,
+            ResponseReasoningSummaryPartAddedEvent,
+            ResponseReasoningSummaryPartDoneEvent,
+            ResponseReasoningSummaryTextDeltaEvent,
+            ResponseReasoningSummaryTextDoneEvent,
+            ResponseReasoningTextDeltaEvent,
+            ResponseReasoningTextDoneEvent,
+            ResponseRefusalDeltaEvent,
+            ResponseRefusalDoneEvent,
+            ResponseTextDeltaEvent,
+            ResponseTextDoneEvent,
+            ResponseWebSearchCallCompletedEvent,
+            ResponseWebSearchCallInProgressEvent,
+            ResponseWebSearchCallSearchingEvent,
+            ResponseImageGenCallCompletedEvent,
+            ResponseImageGenCallGeneratingEvent,
+            ResponseImageGenCallInProgressEvent,
+            ResponseImageGenCallPartialImageEvent,
+            ResponseMcpCallArgumentsDeltaEvent,
+            ResponseMcpCallArgumentsDoneEvent,
+            ResponseMcpCallCompletedEvent,
+            ResponseMcpCallFailedEvent,
+            ResponseMcpCallInProgressEvent,
+            ResponseMcpListToolsCompletedEvent,
+            ResponseMcpListToolsFailedEvent,
+            ResponseMcpListToolsInProgressEvent,
+            ResponseOutputTextAnnotationAddedEvent,
+            ResponseQueuedEvent,
+            ResponseCustomToolCallInputDeltaEvent,
+            ResponseCustomToolCallInputDoneEvent,
+            ResponseApplyPatchCallOperationDiffDeltaEvent,
+            ResponseApplyPatchCallOperationDiffDoneEvent,
+            ResponseReasoningPartAddedEvent,
+            ResponseReasoningPartDoneEvent,
+            OtherResponseStreamEvent,
+        }
+    )
+    _named = "ResponseStreamEvent"
 
-    def __init__(self) -> None:
-        self._adding = _ResponsesAccumulator()
+    def _json_of(self, event: ResponseStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: ResponseStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Response | None:
-        """The response so far (None before the first event)."""
-        data = self._adding.snapshot()
-        return None if data is None else Response.from_dict(data)
-
-    def result(self) -> Response:
-        """The response, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Response:
         return Response.from_dict(data)
 
     @property
@@ -16446,15 +16667,7 @@ class ResponseAccumulator:
         after)` for an item's id or `call_id` between `added`, `done` and the final
         response, and for the response's id, in order.
         """
-        return self._adding.drift
-
-    def summary(self) -> Summary:
-        """What the response says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "responses", self._adding.result()
+        return cast("_ResponsesAccumulator", self._adding).drift
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -41,7 +41,13 @@ from ._runtime.chat.frames import TokenFramesError, _TokenFrames
 from ._runtime.chat.reader import _aparts_of, _parts_of
 from ._runtime.chat.readings import _Readings, _Typed
 from ._runtime.chat.writer import ChatLossWarning, _awrite_chat, _write_chat
-from ._runtime.errors import ChunkDecodeError, ErrorReport, _error_payload, _key
+from ._runtime.errors import (
+    ChunkDecodeError,
+    ErrorReport,
+    StreamDecodeError,
+    _error_payload,
+    _key,
+)
 from ._runtime.inline_reasoning import _checked_tags, _ThinkTags
 from ._runtime.json_text import MAX_DEPTH, _json_string, _wire_text
 from ._runtime.merge import _Plan
@@ -119,6 +125,7 @@ __all__ = [
     "AzureSeverity",
     "AzureSeverityResult",
     "ChatCompletion",
+    "ChatCompletionAccumulator",
     "ChatCompletionAllowedToolsParam",
     "ChatCompletionAssistantAudioParam",
     "ChatCompletionAudio",
@@ -260,6 +267,7 @@ __all__ = [
     "SglangCachedTokensDetails",
     "SglangSglExt",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TogetherWarning",
@@ -3642,7 +3650,7 @@ of pydantic's location that names a member, not a key."""
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return _validate(
         ChatCompletionChunk,
         data,
@@ -3653,7 +3661,7 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return _validate(
         ChatCompletion, data, _UNION_TAGS, report=("error", "choices"), aliased=True
@@ -3662,7 +3670,7 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def loads_request(data: str | bytes) -> ChatCompletionRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return _validate(ChatCompletionRequest, data, _UNION_TAGS, aliased=True)
 
 
@@ -3694,7 +3702,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
@@ -3856,8 +3864,8 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`. A stream of another `protocol` is read by
-    its module (docs/protocols.md)."""
+    `think_tags` that of `ChatCompletionAccumulator`. A stream of
+    another `protocol` is read by its module (docs/protocols.md)."""
     if protocol != "chat":
         parts: Iterator[Part] = _protocol(protocol).iter_parts(
             source, on_error=on_error, max_event_size=max_event_size
@@ -3987,8 +3995,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     `'reasoning_content'`, `'reasoning'`, `'think_tags'`. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 
@@ -4843,7 +4851,7 @@ _DIALECTS: Final[tuple[_Dialect, ...]] = (
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
-class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+class ChatCompletionAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     """Adds up the chunks of one stream into the `ChatCompletion` they make.
 
     `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
@@ -4865,7 +4873,8 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _root = "ChatCompletionChunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = ChatCompletionChunk
+    _takes = frozenset({ChatCompletionChunk})
+    _named = "ChatCompletionChunk"
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)
@@ -4874,6 +4883,10 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
         return _validate_value(
             ChatCompletion, data, _UNION_TAGS, report=("error", "choices")
         )
+
+
+ChunkAccumulator = ChatCompletionAccumulator
+"""`ChatCompletionAccumulator`'s first name, kept: the same class."""
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -42,7 +42,7 @@ from ._runtime.chat.frames import TokenFramesError, _TokenFrames
 from ._runtime.chat.reader import _aparts_of, _parts_of
 from ._runtime.chat.readings import _Readings
 from ._runtime.chat.writer import ChatLossWarning, _awrite_chat, _write_chat
-from ._runtime.errors import ChunkDecodeError, ErrorReport
+from ._runtime.errors import ChunkDecodeError, ErrorReport, StreamDecodeError
 from ._runtime.inline_reasoning import _checked_tags, _ThinkTags
 from ._runtime.json_text import MAX_DEPTH, _json, _json_string, _wire_text
 from ._runtime.merge import _Plan
@@ -123,6 +123,7 @@ __all__ = [
     "AzureSeverity",
     "AzureSeverityResult",
     "ChatCompletion",
+    "ChatCompletionAccumulator",
     "ChatCompletionAllowedToolsParam",
     "ChatCompletionAssistantAudioParam",
     "ChatCompletionAudio",
@@ -264,6 +265,7 @@ __all__ = [
     "SglangCachedTokensDetails",
     "SglangSglExt",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TogetherWarning",
@@ -797,7 +799,7 @@ def validate_chat_completion_content_part_image_url_param(
     data: Any,
 ) -> ChatCompletionContentPartImageUrlParam:
     """Check a decoded JSON object as a ChatCompletionContentPartImageUrlParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartImageUrlParam,
@@ -828,7 +830,7 @@ def validate_chat_completion_content_part_input_audio_param(
     data: Any,
 ) -> ChatCompletionContentPartInputAudioParam:
     """Check a decoded JSON object as a ChatCompletionContentPartInputAudioParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartInputAudioParam,
@@ -862,7 +864,7 @@ def validate_chat_completion_content_part_file_param(
     data: Any,
 ) -> ChatCompletionContentPartFileParam:
     """Check a decoded JSON object as a ChatCompletionContentPartFileParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartFileParam,
@@ -894,7 +896,7 @@ class PromptCacheBreakpointParam(TypedDict, total=False):
 
 def validate_prompt_cache_breakpoint_param(data: Any) -> PromptCacheBreakpointParam:
     """Check a decoded JSON object as a PromptCacheBreakpointParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         PromptCacheBreakpointParam,
@@ -944,7 +946,7 @@ def validate_chat_completion_content_part_param(
     data: Any,
 ) -> ChatCompletionContentPartParam:
     """Check a decoded JSON object as a ChatCompletionContentPartParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartParam,
@@ -982,7 +984,7 @@ def validate_chat_completion_message_tool_call_function_param(
     data: Any,
 ) -> ChatCompletionMessageToolCallFunctionParam:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallFunctionParam;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallFunctionParam,
@@ -1013,7 +1015,7 @@ def validate_chat_completion_message_tool_call_custom_param(
     data: Any,
 ) -> ChatCompletionMessageToolCallCustomParam:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallCustomParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallCustomParam,
@@ -1044,7 +1046,7 @@ class GeminiThoughtSignature(TypedDict, total=False):
 
 def validate_gemini_thought_signature(data: Any) -> GeminiThoughtSignature:
     """Check a decoded JSON object as a GeminiThoughtSignature; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         GeminiThoughtSignature, _checked(data, _GEMINI_THOUGHT_SIGNATURE_FIELDS)
@@ -1075,7 +1077,7 @@ class GeminiExtraContent(TypedDict, total=False):
 
 def validate_gemini_extra_content(data: Any) -> GeminiExtraContent:
     """Check a decoded JSON object as a GeminiExtraContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GeminiExtraContent, _checked(data, _GEMINI_EXTRA_CONTENT_FIELDS))
 
@@ -1116,7 +1118,7 @@ def validate_chat_completion_message_tool_call_param(
     data: Any,
 ) -> ChatCompletionMessageToolCallParam:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallParam,
@@ -1149,7 +1151,7 @@ def validate_chat_completion_assistant_audio_param(
     data: Any,
 ) -> ChatCompletionAssistantAudioParam:
     """Check a decoded JSON object as a ChatCompletionAssistantAudioParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionAssistantAudioParam,
@@ -1179,7 +1181,7 @@ def validate_chat_completion_message_function_call_param(
     data: Any,
 ) -> ChatCompletionMessageFunctionCallParam:
     """Check a decoded JSON object as a ChatCompletionMessageFunctionCallParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageFunctionCallParam,
@@ -1231,7 +1233,7 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
 
 def validate_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
     """Check a decoded JSON object as a OpenRouterReasoningDetail; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterReasoningDetail, _checked(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS)
@@ -1322,7 +1324,7 @@ class ChatCompletionMessageParam(TypedDict, total=False):
 
 def validate_chat_completion_message_param(data: Any) -> ChatCompletionMessageParam:
     """Check a decoded JSON object as a ChatCompletionMessageParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageParam,
@@ -1376,7 +1378,7 @@ def validate_chat_completion_stream_options_param(
     data: Any,
 ) -> ChatCompletionStreamOptionsParam:
     """Check a decoded JSON object as a ChatCompletionStreamOptionsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionStreamOptionsParam,
@@ -1415,7 +1417,7 @@ class FunctionDefinition(TypedDict, total=False):
 
 def validate_function_definition(data: Any) -> FunctionDefinition:
     """Check a decoded JSON object as a FunctionDefinition; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(FunctionDefinition, _checked(data, _FUNCTION_DEFINITION_FIELDS))
 
@@ -1442,7 +1444,9 @@ class CustomToolGrammar(TypedDict, total=False):
 
 
 def validate_custom_tool_grammar(data: Any) -> CustomToolGrammar:
-    """Check a decoded JSON object as a CustomToolGrammar; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CustomToolGrammar; raises
+    `StreamDecodeError`.
+    """
     return cast(CustomToolGrammar, _checked(data, _CUSTOM_TOOL_GRAMMAR_FIELDS))
 
 
@@ -1466,7 +1470,7 @@ class CustomToolFormat(TypedDict, total=False):
 
 
 def validate_custom_tool_format(data: Any) -> CustomToolFormat:
-    """Check a decoded JSON object as a CustomToolFormat; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CustomToolFormat; raises `StreamDecodeError`."""
     return cast(CustomToolFormat, _checked(data, _CUSTOM_TOOL_FORMAT_FIELDS))
 
 
@@ -1494,7 +1498,7 @@ class CustomToolDefinition(TypedDict, total=False):
 
 def validate_custom_tool_definition(data: Any) -> CustomToolDefinition:
     """Check a decoded JSON object as a CustomToolDefinition; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CustomToolDefinition, _checked(data, _CUSTOM_TOOL_DEFINITION_FIELDS))
 
@@ -1524,7 +1528,7 @@ class ChatCompletionToolParam(TypedDict, total=False):
 
 def validate_chat_completion_tool_param(data: Any) -> ChatCompletionToolParam:
     """Check a decoded JSON object as a ChatCompletionToolParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionToolParam, _checked(data, _CHAT_COMPLETION_TOOL_PARAM_FIELDS)
@@ -1550,7 +1554,7 @@ class ChatCompletionToolNameParam(TypedDict, total=False):
 
 def validate_chat_completion_tool_name_param(data: Any) -> ChatCompletionToolNameParam:
     """Check a decoded JSON object as a ChatCompletionToolNameParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionToolNameParam,
@@ -1584,7 +1588,7 @@ def validate_chat_completion_allowed_tools_param(
     data: Any,
 ) -> ChatCompletionAllowedToolsParam:
     """Check a decoded JSON object as a ChatCompletionAllowedToolsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionAllowedToolsParam,
@@ -1623,7 +1627,7 @@ def validate_chat_completion_named_tool_choice_param(
     data: Any,
 ) -> ChatCompletionNamedToolChoiceParam:
     """Check a decoded JSON object as a ChatCompletionNamedToolChoiceParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionNamedToolChoiceParam,
@@ -1651,7 +1655,7 @@ class ChatCompletionVoiceParam(TypedDict, total=False):
 
 def validate_chat_completion_voice_param(data: Any) -> ChatCompletionVoiceParam:
     """Check a decoded JSON object as a ChatCompletionVoiceParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionVoiceParam, _checked(data, _CHAT_COMPLETION_VOICE_PARAM_FIELDS)
@@ -1678,7 +1682,7 @@ class ChatCompletionAudioParam(TypedDict, total=False):
 
 def validate_chat_completion_audio_param(data: Any) -> ChatCompletionAudioParam:
     """Check a decoded JSON object as a ChatCompletionAudioParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionAudioParam, _checked(data, _CHAT_COMPLETION_AUDIO_PARAM_FIELDS)
@@ -1713,7 +1717,7 @@ def validate_chat_completion_prediction_content_param(
     data: Any,
 ) -> ChatCompletionPredictionContentParam:
     """Check a decoded JSON object as a ChatCompletionPredictionContentParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionPredictionContentParam,
@@ -1758,7 +1762,7 @@ def validate_web_search_user_location_approximate(
     data: Any,
 ) -> WebSearchUserLocationApproximate:
     """Check a decoded JSON object as a WebSearchUserLocationApproximate; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchUserLocationApproximate,
@@ -1789,7 +1793,7 @@ class WebSearchUserLocation(TypedDict, total=False):
 
 def validate_web_search_user_location(data: Any) -> WebSearchUserLocation:
     """Check a decoded JSON object as a WebSearchUserLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(WebSearchUserLocation, _checked(data, _WEB_SEARCH_USER_LOCATION_FIELDS))
 
@@ -1814,7 +1818,7 @@ class WebSearchOptions(TypedDict, total=False):
 
 
 def validate_web_search_options(data: Any) -> WebSearchOptions:
-    """Check a decoded JSON object as a WebSearchOptions; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a WebSearchOptions; raises `StreamDecodeError`."""
     return cast(WebSearchOptions, _checked(data, _WEB_SEARCH_OPTIONS_FIELDS))
 
 
@@ -1841,7 +1845,7 @@ class PromptCacheOptions(TypedDict, total=False):
 
 def validate_prompt_cache_options(data: Any) -> PromptCacheOptions:
     """Check a decoded JSON object as a PromptCacheOptions; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(PromptCacheOptions, _checked(data, _PROMPT_CACHE_OPTIONS_FIELDS))
 
@@ -1864,7 +1868,7 @@ class ModerationPolicySideParam(TypedDict, total=False):
 
 def validate_moderation_policy_side_param(data: Any) -> ModerationPolicySideParam:
     """Check a decoded JSON object as a ModerationPolicySideParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ModerationPolicySideParam, _checked(data, _MODERATION_POLICY_SIDE_PARAM_FIELDS)
@@ -1891,7 +1895,7 @@ class ModerationPolicyParam(TypedDict, total=False):
 
 def validate_moderation_policy_param(data: Any) -> ModerationPolicyParam:
     """Check a decoded JSON object as a ModerationPolicyParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ModerationPolicyParam, _checked(data, _MODERATION_POLICY_PARAM_FIELDS))
 
@@ -1916,7 +1920,7 @@ class ModerationParam(TypedDict, total=False):
 
 
 def validate_moderation_param(data: Any) -> ModerationParam:
-    """Check a decoded JSON object as a ModerationParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ModerationParam; raises `StreamDecodeError`."""
     return cast(ModerationParam, _checked(data, _MODERATION_PARAM_FIELDS))
 
 
@@ -1946,7 +1950,7 @@ class DeepSeekThinking(TypedDict, total=False):
 
 
 def validate_deep_seek_thinking(data: Any) -> DeepSeekThinking:
-    """Check a decoded JSON object as a DeepSeekThinking; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DeepSeekThinking; raises `StreamDecodeError`."""
     return cast(DeepSeekThinking, _checked(data, _DEEP_SEEK_THINKING_FIELDS))
 
 
@@ -1985,7 +1989,7 @@ class OpenRouterReasoning(TypedDict, total=False):
 
 def validate_open_router_reasoning(data: Any) -> OpenRouterReasoning:
     """Check a decoded JSON object as a OpenRouterReasoning; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterReasoning, _checked(data, _OPEN_ROUTER_REASONING_FIELDS))
 
@@ -2196,7 +2200,7 @@ class ChatCompletionRequest(TypedDict, total=False):
 
 def validate_chat_completion_request(data: Any) -> ChatCompletionRequest:
     """Check a decoded JSON object as a ChatCompletionRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionRequest, _checked(data, _CHAT_COMPLETION_REQUEST_FIELDS))
 
@@ -2277,7 +2281,7 @@ class MistralThinkingPart(TypedDict, total=False):
 
 def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     """Check a decoded JSON object as a MistralThinkingPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(MistralThinkingPart, _checked(data, _MISTRAL_THINKING_PART_FIELDS))
 
@@ -2310,7 +2314,7 @@ class MistralContentPart(TypedDict, total=False):
 
 def validate_mistral_content_part(data: Any) -> MistralContentPart:
     """Check a decoded JSON object as a MistralContentPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(MistralContentPart, _checked(data, _MISTRAL_CONTENT_PART_FIELDS))
 
@@ -2347,7 +2351,7 @@ def validate_chat_completion_message_tool_call_function(
     data: Any,
 ) -> ChatCompletionMessageToolCallFunction:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallFunction; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallFunction,
@@ -2382,7 +2386,7 @@ def validate_chat_completion_message_tool_call_custom(
     data: Any,
 ) -> ChatCompletionMessageToolCallCustom:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallCustom; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallCustom,
@@ -2434,7 +2438,7 @@ def validate_chat_completion_message_tool_call(
     data: Any,
 ) -> ChatCompletionMessageToolCall:
     """Check a decoded JSON object as a ChatCompletionMessageToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCall,
@@ -2469,7 +2473,7 @@ def validate_chat_completion_message_function_call(
     data: Any,
 ) -> ChatCompletionMessageFunctionCall:
     """Check a decoded JSON object as a ChatCompletionMessageFunctionCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageFunctionCall,
@@ -2504,7 +2508,7 @@ class ChatCompletionAudio(TypedDict, total=False):
 
 def validate_chat_completion_audio(data: Any) -> ChatCompletionAudio:
     """Check a decoded JSON object as a ChatCompletionAudio; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionAudio, _checked(data, _CHAT_COMPLETION_AUDIO_FIELDS))
 
@@ -2541,7 +2545,7 @@ class GroqSearchResult(TypedDict, total=False):
 
 
 def validate_groq_search_result(data: Any) -> GroqSearchResult:
-    """Check a decoded JSON object as a GroqSearchResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqSearchResult; raises `StreamDecodeError`."""
     return cast(GroqSearchResult, _checked(data, _GROQ_SEARCH_RESULT_FIELDS))
 
 
@@ -2571,7 +2575,9 @@ class GroqSearchResults(TypedDict, total=False):
 
 
 def validate_groq_search_results(data: Any) -> GroqSearchResults:
-    """Check a decoded JSON object as a GroqSearchResults; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqSearchResults; raises
+    `StreamDecodeError`.
+    """
     return cast(GroqSearchResults, _checked(data, _GROQ_SEARCH_RESULTS_FIELDS))
 
 
@@ -2605,7 +2611,9 @@ class GroqBrowserResult(TypedDict, total=False):
 
 
 def validate_groq_browser_result(data: Any) -> GroqBrowserResult:
-    """Check a decoded JSON object as a GroqBrowserResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqBrowserResult; raises
+    `StreamDecodeError`.
+    """
     return cast(GroqBrowserResult, _checked(data, _GROQ_BROWSER_RESULT_FIELDS))
 
 
@@ -2665,7 +2673,7 @@ class GroqChartElement(TypedDict, total=False):
 
 
 def validate_groq_chart_element(data: Any) -> GroqChartElement:
-    """Check a decoded JSON object as a GroqChartElement; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqChartElement; raises `StreamDecodeError`."""
     return cast(GroqChartElement, _checked(data, _GROQ_CHART_ELEMENT_FIELDS))
 
 
@@ -2736,7 +2744,7 @@ class GroqChart(TypedDict, total=False):
 
 
 def validate_groq_chart(data: Any) -> GroqChart:
-    """Check a decoded JSON object as a GroqChart; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqChart; raises `StreamDecodeError`."""
     return cast(GroqChart, _checked(data, _GROQ_CHART_FIELDS))
 
 
@@ -2781,7 +2789,7 @@ class GroqCodeResult(TypedDict, total=False):
 
 
 def validate_groq_code_result(data: Any) -> GroqCodeResult:
-    """Check a decoded JSON object as a GroqCodeResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqCodeResult; raises `StreamDecodeError`."""
     return cast(GroqCodeResult, _checked(data, _GROQ_CODE_RESULT_FIELDS))
 
 
@@ -2828,7 +2836,7 @@ class GroqExecutedTool(TypedDict, total=False):
 
 
 def validate_groq_executed_tool(data: Any) -> GroqExecutedTool:
-    """Check a decoded JSON object as a GroqExecutedTool; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqExecutedTool; raises `StreamDecodeError`."""
     return cast(GroqExecutedTool, _checked(data, _GROQ_EXECUTED_TOOL_FIELDS))
 
 
@@ -2873,7 +2881,7 @@ class LiteLLMThinkingBlock(TypedDict, total=False):
 
 def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
     """Check a decoded JSON object as a LiteLLMThinkingBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(LiteLLMThinkingBlock, _checked(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS))
 
@@ -2903,7 +2911,7 @@ class MoonshotInternalContent(TypedDict, total=False):
 
 def validate_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
     """Check a decoded JSON object as a MoonshotInternalContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         MoonshotInternalContent, _checked(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS)
@@ -2942,7 +2950,7 @@ class OpenRouterUrlCitation(TypedDict, total=False):
 
 def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
     """Check a decoded JSON object as a OpenRouterUrlCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterUrlCitation, _checked(data, _OPEN_ROUTER_URL_CITATION_FIELDS))
 
@@ -2974,7 +2982,7 @@ class OpenRouterFileContentPart(TypedDict, total=False):
 
 def validate_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
     """Check a decoded JSON object as a OpenRouterFileContentPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterFileContentPart, _checked(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS)
@@ -3008,7 +3016,7 @@ class OpenRouterFileAnnotation(TypedDict, total=False):
 
 def validate_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
     """Check a decoded JSON object as a OpenRouterFileAnnotation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterFileAnnotation, _checked(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS)
@@ -3044,7 +3052,7 @@ class GroqDocumentCitation(TypedDict, total=False):
 
 def validate_groq_document_citation(data: Any) -> GroqDocumentCitation:
     """Check a decoded JSON object as a GroqDocumentCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GroqDocumentCitation, _checked(data, _GROQ_DOCUMENT_CITATION_FIELDS))
 
@@ -3078,7 +3086,7 @@ class GroqFunctionCitation(TypedDict, total=False):
 
 def validate_groq_function_citation(data: Any) -> GroqFunctionCitation:
     """Check a decoded JSON object as a GroqFunctionCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GroqFunctionCitation, _checked(data, _GROQ_FUNCTION_CITATION_FIELDS))
 
@@ -3126,7 +3134,7 @@ class OpenRouterAnnotation(TypedDict, total=False):
 
 def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     """Check a decoded JSON object as a OpenRouterAnnotation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterAnnotation, _checked(data, _OPEN_ROUTER_ANNOTATION_FIELDS))
 
@@ -3287,7 +3295,7 @@ class ChatCompletionMessage(TypedDict, total=False):
 
 def validate_chat_completion_message(data: Any) -> ChatCompletionMessage:
     """Check a decoded JSON object as a ChatCompletionMessage; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionMessage, _checked(data, _CHAT_COMPLETION_MESSAGE_FIELDS))
 
@@ -3338,7 +3346,7 @@ class TopLogprob(TypedDict, total=False):
 
 
 def validate_top_logprob(data: Any) -> TopLogprob:
-    """Check a decoded JSON object as a TopLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TopLogprob; raises `StreamDecodeError`."""
     return cast(TopLogprob, _checked(data, _TOP_LOGPROB_FIELDS))
 
 
@@ -3374,7 +3382,7 @@ class ChatCompletionTokenLogprob(TypedDict, total=False):
 
 def validate_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
     """Check a decoded JSON object as a ChatCompletionTokenLogprob; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionTokenLogprob,
@@ -3408,7 +3416,7 @@ class ChoiceLogprobs(TypedDict, total=False):
 
 
 def validate_choice_logprobs(data: Any) -> ChoiceLogprobs:
-    """Check a decoded JSON object as a ChoiceLogprobs; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceLogprobs; raises `StreamDecodeError`."""
     return cast(ChoiceLogprobs, _checked(data, _CHOICE_LOGPROBS_FIELDS))
 
 
@@ -3437,7 +3445,7 @@ class AzureSeverityResult(TypedDict, total=False):
 
 def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
     """Check a decoded JSON object as a AzureSeverityResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureSeverityResult, _checked(data, _AZURE_SEVERITY_RESULT_FIELDS))
 
@@ -3467,7 +3475,7 @@ class AzureDetectionResult(TypedDict, total=False):
 
 def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
     """Check a decoded JSON object as a AzureDetectionResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureDetectionResult, _checked(data, _AZURE_DETECTION_RESULT_FIELDS))
 
@@ -3497,7 +3505,7 @@ class AzureBlocklistResult(TypedDict, total=False):
 
 def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
     """Check a decoded JSON object as a AzureBlocklistResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureBlocklistResult, _checked(data, _AZURE_BLOCKLIST_RESULT_FIELDS))
 
@@ -3527,7 +3535,7 @@ class AzureBlocklistDetails(TypedDict, total=False):
 
 def validate_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
     """Check a decoded JSON object as a AzureBlocklistDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureBlocklistDetails, _checked(data, _AZURE_BLOCKLIST_DETAILS_FIELDS))
 
@@ -3556,7 +3564,7 @@ class AzureFilterError(TypedDict, total=False):
 
 
 def validate_azure_filter_error(data: Any) -> AzureFilterError:
-    """Check a decoded JSON object as a AzureFilterError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureFilterError; raises `StreamDecodeError`."""
     return cast(AzureFilterError, _checked(data, _AZURE_FILTER_ERROR_FIELDS))
 
 
@@ -3609,7 +3617,7 @@ class AzureContentFilterResults(TypedDict, total=False):
 
 def validate_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
     """Check a decoded JSON object as a AzureContentFilterResults; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzureContentFilterResults, _checked(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS)
@@ -3660,7 +3668,7 @@ class AzureContentFilterOffsets(TypedDict, total=False):
 
 def validate_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
     """Check a decoded JSON object as a AzureContentFilterOffsets; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzureContentFilterOffsets, _checked(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS)
@@ -3707,7 +3715,7 @@ class CompletionTokensDetails(TypedDict, total=False):
 
 def validate_completion_tokens_details(data: Any) -> CompletionTokensDetails:
     """Check a decoded JSON object as a CompletionTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CompletionTokensDetails, _checked(data, _COMPLETION_TOKENS_DETAILS_FIELDS)
@@ -3755,7 +3763,7 @@ class PromptTokensDetails(TypedDict, total=False):
 
 def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     """Check a decoded JSON object as a PromptTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(PromptTokensDetails, _checked(data, _PROMPT_TOKENS_DETAILS_FIELDS))
 
@@ -3805,7 +3813,7 @@ class PerplexityCost(TypedDict, total=False):
 
 
 def validate_perplexity_cost(data: Any) -> PerplexityCost:
-    """Check a decoded JSON object as a PerplexityCost; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PerplexityCost; raises `StreamDecodeError`."""
     return cast(PerplexityCost, _checked(data, _PERPLEXITY_COST_FIELDS))
 
 
@@ -3843,7 +3851,7 @@ class OpenRouterCostDetails(TypedDict, total=False):
 
 def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     """Check a decoded JSON object as a OpenRouterCostDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterCostDetails, _checked(data, _OPEN_ROUTER_COST_DETAILS_FIELDS))
 
@@ -3878,7 +3886,7 @@ def validate_open_router_server_tool_use_details(
     data: Any,
 ) -> OpenRouterServerToolUseDetails:
     """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterServerToolUseDetails,
@@ -4049,7 +4057,7 @@ class CompletionUsage(TypedDict, total=False):
 
 
 def validate_completion_usage(data: Any) -> CompletionUsage:
-    """Check a decoded JSON object as a CompletionUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CompletionUsage; raises `StreamDecodeError`."""
     return cast(CompletionUsage, _checked(data, _COMPLETION_USAGE_FIELDS))
 
 
@@ -4190,7 +4198,7 @@ class ChatCompletionChoice(TypedDict, total=False):
 
 def validate_chat_completion_choice(data: Any) -> ChatCompletionChoice:
     """Check a decoded JSON object as a ChatCompletionChoice; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionChoice, _checked(data, _CHAT_COMPLETION_CHOICE_FIELDS))
 
@@ -4251,7 +4259,7 @@ class ModerationResultBody(TypedDict, total=False):
 
 def validate_moderation_result_body(data: Any) -> ModerationResultBody:
     """Check a decoded JSON object as a ModerationResultBody; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ModerationResultBody, _checked(data, _MODERATION_RESULT_BODY_FIELDS))
 
@@ -4283,7 +4291,9 @@ class ModerationResults(TypedDict, total=False):
 
 
 def validate_moderation_results(data: Any) -> ModerationResults:
-    """Check a decoded JSON object as a ModerationResults; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ModerationResults; raises
+    `StreamDecodeError`.
+    """
     return cast(ModerationResults, _checked(data, _MODERATION_RESULTS_FIELDS))
 
 
@@ -4311,7 +4321,7 @@ class ModerationError(TypedDict, total=False):
 
 
 def validate_moderation_error(data: Any) -> ModerationError:
-    """Check a decoded JSON object as a ModerationError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ModerationError; raises `StreamDecodeError`."""
     return cast(ModerationError, _checked(data, _MODERATION_ERROR_FIELDS))
 
 
@@ -4336,7 +4346,7 @@ class Moderation(TypedDict, total=False):
 
 
 def validate_moderation(data: Any) -> Moderation:
-    """Check a decoded JSON object as a Moderation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Moderation; raises `StreamDecodeError`."""
     return cast(Moderation, _checked(data, _MODERATION_FIELDS))
 
 
@@ -4381,7 +4391,7 @@ class AzurePromptFilterResult(TypedDict, total=False):
 
 def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     """Check a decoded JSON object as a AzurePromptFilterResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzurePromptFilterResult, _checked(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS)
@@ -4433,7 +4443,7 @@ class AzureLatencyCheckpoint(TypedDict, total=False):
 
 def validate_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
     """Check a decoded JSON object as a AzureLatencyCheckpoint; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzureLatencyCheckpoint, _checked(data, _AZURE_LATENCY_CHECKPOINT_FIELDS)
@@ -4469,7 +4479,7 @@ class AzureRouting(TypedDict, total=False):
 
 
 def validate_azure_routing(data: Any) -> AzureRouting:
-    """Check a decoded JSON object as a AzureRouting; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureRouting; raises `StreamDecodeError`."""
     return cast(AzureRouting, _checked(data, _AZURE_ROUTING_FIELDS))
 
 
@@ -4496,7 +4506,7 @@ class GroqModelUsage(TypedDict, total=False):
 
 
 def validate_groq_model_usage(data: Any) -> GroqModelUsage:
-    """Check a decoded JSON object as a GroqModelUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqModelUsage; raises `StreamDecodeError`."""
     return cast(GroqModelUsage, _checked(data, _GROQ_MODEL_USAGE_FIELDS))
 
 
@@ -4522,7 +4532,7 @@ class GroqUsageBreakdown(TypedDict, total=False):
 
 def validate_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
     """Check a decoded JSON object as a GroqUsageBreakdown; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GroqUsageBreakdown, _checked(data, _GROQ_USAGE_BREAKDOWN_FIELDS))
 
@@ -4556,7 +4566,7 @@ class GroqDebug(TypedDict, total=False):
 
 
 def validate_groq_debug(data: Any) -> GroqDebug:
-    """Check a decoded JSON object as a GroqDebug; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqDebug; raises `StreamDecodeError`."""
     return cast(GroqDebug, _checked(data, _GROQ_DEBUG_FIELDS))
 
 
@@ -4600,7 +4610,7 @@ class GroqXGroq(TypedDict, total=False):
 
 
 def validate_groq_x_groq(data: Any) -> GroqXGroq:
-    """Check a decoded JSON object as a GroqXGroq; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqXGroq; raises `StreamDecodeError`."""
     return cast(GroqXGroq, _checked(data, _GROQ_X_GROQ_FIELDS))
 
 
@@ -4685,7 +4695,7 @@ class LlamaCppTimings(TypedDict, total=False):
 
 
 def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
-    """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a LlamaCppTimings; raises `StreamDecodeError`."""
     return cast(LlamaCppTimings, _checked(data, _LLAMA_CPP_TIMINGS_FIELDS))
 
 
@@ -4725,7 +4735,7 @@ class NovitaSlaMetrics(TypedDict, total=False):
 
 
 def validate_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
-    """Check a decoded JSON object as a NovitaSlaMetrics; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NovitaSlaMetrics; raises `StreamDecodeError`."""
     return cast(NovitaSlaMetrics, _checked(data, _NOVITA_SLA_METRICS_FIELDS))
 
 
@@ -4763,7 +4773,7 @@ class NvExtWorkerId(TypedDict, total=False):
 
 
 def validate_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
-    """Check a decoded JSON object as a NvExtWorkerId; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NvExtWorkerId; raises `StreamDecodeError`."""
     return cast(NvExtWorkerId, _checked(data, _NV_EXT_WORKER_ID_FIELDS))
 
 
@@ -4805,7 +4815,7 @@ class NvExtTiming(TypedDict, total=False):
 
 
 def validate_nv_ext_timing(data: Any) -> NvExtTiming:
-    """Check a decoded JSON object as a NvExtTiming; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NvExtTiming; raises `StreamDecodeError`."""
     return cast(NvExtTiming, _checked(data, _NV_EXT_TIMING_FIELDS))
 
 
@@ -4867,7 +4877,7 @@ class NvExt(TypedDict, total=False):
 
 
 def validate_nv_ext(data: Any) -> NvExt:
-    """Check a decoded JSON object as a NvExt; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NvExt; raises `StreamDecodeError`."""
     return cast(NvExt, _checked(data, _NV_EXT_FIELDS))
 
 
@@ -4915,7 +4925,7 @@ class OpenRouterError(TypedDict, total=False):
 
 
 def validate_open_router_error(data: Any) -> OpenRouterError:
-    """Check a decoded JSON object as a OpenRouterError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterError; raises `StreamDecodeError`."""
     return cast(OpenRouterError, _checked(data, _OPEN_ROUTER_ERROR_FIELDS))
 
 
@@ -4962,7 +4972,7 @@ class PerplexitySearchResult(TypedDict, total=False):
 
 def validate_perplexity_search_result(data: Any) -> PerplexitySearchResult:
     """Check a decoded JSON object as a PerplexitySearchResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         PerplexitySearchResult, _checked(data, _PERPLEXITY_SEARCH_RESULT_FIELDS)
@@ -5007,7 +5017,7 @@ class SglangCachedTokensDetails(TypedDict, total=False):
 
 def validate_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
     """Check a decoded JSON object as a SglangCachedTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         SglangCachedTokensDetails, _checked(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS)
@@ -5042,7 +5052,7 @@ class SglangSglExt(TypedDict, total=False):
 
 
 def validate_sglang_sgl_ext(data: Any) -> SglangSglExt:
-    """Check a decoded JSON object as a SglangSglExt; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a SglangSglExt; raises `StreamDecodeError`."""
     return cast(SglangSglExt, _checked(data, _SGLANG_SGL_EXT_FIELDS))
 
 
@@ -5067,7 +5077,7 @@ class TogetherWarning(TypedDict, total=False):
 
 
 def validate_together_warning(data: Any) -> TogetherWarning:
-    """Check a decoded JSON object as a TogetherWarning; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TogetherWarning; raises `StreamDecodeError`."""
     return cast(TogetherWarning, _checked(data, _TOGETHER_WARNING_FIELDS))
 
 
@@ -5119,7 +5129,7 @@ def validate_vllm_speculative_decoding_metrics(
     data: Any,
 ) -> VllmSpeculativeDecodingMetrics:
     """Check a decoded JSON object as a VllmSpeculativeDecodingMetrics; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         VllmSpeculativeDecodingMetrics,
@@ -5173,7 +5183,7 @@ class VllmRequestMetrics(TypedDict, total=False):
 
 def validate_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
     """Check a decoded JSON object as a VllmRequestMetrics; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(VllmRequestMetrics, _checked(data, _VLLM_REQUEST_METRICS_FIELDS))
 
@@ -5222,7 +5232,7 @@ class ZaiWebSearchResult(TypedDict, total=False):
 
 def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     """Check a decoded JSON object as a ZaiWebSearchResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ZaiWebSearchResult, _checked(data, _ZAI_WEB_SEARCH_RESULT_FIELDS))
 
@@ -5408,7 +5418,7 @@ ChatCompletion = TypedDict(
 
 
 def validate_chat_completion(data: Any) -> ChatCompletion:
-    """Check a decoded JSON object as a ChatCompletion; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletion; raises `StreamDecodeError`."""
     return cast(ChatCompletion, _checked(data, _CHAT_COMPLETION_FIELDS))
 
 
@@ -5477,7 +5487,7 @@ class ChoiceDeltaToolCallFunction(TypedDict, total=False):
 
 def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
     """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChoiceDeltaToolCallFunction,
@@ -5508,7 +5518,7 @@ class ChoiceDeltaToolCallCustom(TypedDict, total=False):
 
 def validate_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
     """Check a decoded JSON object as a ChoiceDeltaToolCallCustom; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChoiceDeltaToolCallCustom, _checked(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS)
@@ -5560,7 +5570,7 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
 
 def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
     """Check a decoded JSON object as a ChoiceDeltaToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChoiceDeltaToolCall, _checked(data, _CHOICE_DELTA_TOOL_CALL_FIELDS))
 
@@ -5592,7 +5602,7 @@ class ChoiceDeltaFunctionCall(TypedDict, total=False):
 
 def validate_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
     """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChoiceDeltaFunctionCall, _checked(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS)
@@ -5627,7 +5637,7 @@ class ChoiceDeltaAudio(TypedDict, total=False):
 
 
 def validate_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
-    """Check a decoded JSON object as a ChoiceDeltaAudio; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDeltaAudio; raises `StreamDecodeError`."""
     return cast(ChoiceDeltaAudio, _checked(data, _CHOICE_DELTA_AUDIO_FIELDS))
 
 
@@ -5787,7 +5797,7 @@ class ChoiceDelta(TypedDict, total=False):
 
 
 def validate_choice_delta(data: Any) -> ChoiceDelta:
-    """Check a decoded JSON object as a ChoiceDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDelta; raises `StreamDecodeError`."""
     return cast(ChoiceDelta, _checked(data, _CHOICE_DELTA_FIELDS))
 
 
@@ -5930,7 +5940,7 @@ class Choice(TypedDict, total=False):
 
 
 def validate_choice(data: Any) -> Choice:
-    """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Choice; raises `StreamDecodeError`."""
     return cast(Choice, _checked(data, _CHOICE_FIELDS))
 
 
@@ -6150,7 +6160,7 @@ ChatCompletionChunk = TypedDict(
 
 def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """Check a decoded JSON object as a ChatCompletionChunk; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionChunk, _checked(data, _CHAT_COMPLETION_CHUNK_FIELDS))
 
@@ -6198,19 +6208,19 @@ _CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return validate_chat_completion_chunk(_json(data))
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return validate_chat_completion(_json(data))
 
 
 def loads_request(data: str | bytes) -> ChatCompletionRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_chat_completion_request(_json(data))
 
 
@@ -6238,7 +6248,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
@@ -6400,8 +6410,8 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`. A stream of another `protocol` is read by
-    its module (docs/protocols.md)."""
+    `think_tags` that of `ChatCompletionAccumulator`. A stream of
+    another `protocol` is read by its module (docs/protocols.md)."""
     if protocol != "chat":
         parts: Iterator[Part] = _protocol(protocol).iter_parts(
             source, on_error=on_error, max_event_size=max_event_size
@@ -6485,8 +6495,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     `'reasoning_content'`, `'reasoning'`, `'think_tags'`. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 
@@ -7330,7 +7340,7 @@ _DIALECTS: Final[tuple[_Dialect, ...]] = (
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
-class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+class ChatCompletionAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     """Adds up the chunks of one stream into the `ChatCompletion` they make.
 
     `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
@@ -7352,13 +7362,18 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _root = "ChatCompletionChunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = dict
+    _takes = frozenset({dict})
+    _named = "dict"
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)
 
     def _completion(self, data: dict[str, Any]) -> ChatCompletion:
         return validate_chat_completion(data)
+
+
+ChunkAccumulator = ChatCompletionAccumulator
+"""`ChatCompletionAccumulator`'s first name, kept: the same class."""
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -32,7 +32,7 @@ from typing import Any, Final, Literal, Required, TypeAlias, cast
 
 from typing_extensions import TypedDict
 
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.json_text import _as_is, _json, _wire_text
 from ._runtime.messages.accumulate import _MessagesAccumulator
 from ._runtime.messages.events import _MessagesEvents
@@ -44,6 +44,7 @@ from ._runtime.messages.writer import (
 )
 from ._runtime.objects import _nullable, _required, _Shape
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.vocabulary import RequestLossWarning
@@ -240,6 +241,7 @@ __all__ = [
     "SkillParams",
     "Speed",
     "StopReason",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextBlock",
@@ -1342,7 +1344,7 @@ class CacheControlEphemeralParam(TypedDict, total=False):
 
 def validate_cache_control_ephemeral_param(data: Any) -> CacheControlEphemeralParam:
     """Check a decoded JSON object as a CacheControlEphemeralParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheControlEphemeralParam,
@@ -1376,7 +1378,7 @@ class TextBlockParam(TypedDict, total=False):
 
 
 def validate_text_block_param(data: Any) -> TextBlockParam:
-    """Check a decoded JSON object as a TextBlockParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextBlockParam; raises `StreamDecodeError`."""
     return cast(TextBlockParam, _checked(data, _TEXT_BLOCK_PARAM_FIELDS))
 
 
@@ -1400,7 +1402,7 @@ class ImageTransformationsParam(TypedDict, total=False):
 
 def validate_image_transformations_param(data: Any) -> ImageTransformationsParam:
     """Check a decoded JSON object as a ImageTransformationsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ImageTransformationsParam, _checked(data, _IMAGE_TRANSFORMATIONS_PARAM_FIELDS)
@@ -1432,7 +1434,7 @@ class ImageBlockParam(TypedDict, total=False):
 
 
 def validate_image_block_param(data: Any) -> ImageBlockParam:
-    """Check a decoded JSON object as a ImageBlockParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ImageBlockParam; raises `StreamDecodeError`."""
     return cast(ImageBlockParam, _checked(data, _IMAGE_BLOCK_PARAM_FIELDS))
 
 
@@ -1456,7 +1458,7 @@ class CitationsConfigParam(TypedDict, total=False):
 
 def validate_citations_config_param(data: Any) -> CitationsConfigParam:
     """Check a decoded JSON object as a CitationsConfigParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CitationsConfigParam, _checked(data, _CITATIONS_CONFIG_PARAM_FIELDS))
 
@@ -1495,7 +1497,7 @@ class DocumentBlockParam(TypedDict, total=False):
 
 def validate_document_block_param(data: Any) -> DocumentBlockParam:
     """Check a decoded JSON object as a DocumentBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(DocumentBlockParam, _checked(data, _DOCUMENT_BLOCK_PARAM_FIELDS))
 
@@ -1537,7 +1539,7 @@ class SearchResultBlockParam(TypedDict, total=False):
 
 def validate_search_result_block_param(data: Any) -> SearchResultBlockParam:
     """Check a decoded JSON object as a SearchResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         SearchResultBlockParam, _checked(data, _SEARCH_RESULT_BLOCK_PARAM_FIELDS)
@@ -1572,7 +1574,7 @@ class ThinkingBlockParam(TypedDict, total=False):
 
 def validate_thinking_block_param(data: Any) -> ThinkingBlockParam:
     """Check a decoded JSON object as a ThinkingBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ThinkingBlockParam, _checked(data, _THINKING_BLOCK_PARAM_FIELDS))
 
@@ -1599,7 +1601,7 @@ class RedactedThinkingBlockParam(TypedDict, total=False):
 
 def validate_redacted_thinking_block_param(data: Any) -> RedactedThinkingBlockParam:
     """Check a decoded JSON object as a RedactedThinkingBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         RedactedThinkingBlockParam,
@@ -1624,7 +1626,7 @@ class DirectCaller(TypedDict, total=False):
 
 
 def validate_direct_caller(data: Any) -> DirectCaller:
-    """Check a decoded JSON object as a DirectCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DirectCaller; raises `StreamDecodeError`."""
     return cast(DirectCaller, _checked(data, _DIRECT_CALLER_FIELDS))
 
 
@@ -1647,7 +1649,7 @@ class ServerToolCaller(TypedDict, total=False):
 
 
 def validate_server_tool_caller(data: Any) -> ServerToolCaller:
-    """Check a decoded JSON object as a ServerToolCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ServerToolCaller; raises `StreamDecodeError`."""
     return cast(ServerToolCaller, _checked(data, _SERVER_TOOL_CALLER_FIELDS))
 
 
@@ -1672,7 +1674,7 @@ class ServerToolCaller20260120(TypedDict, total=False):
 
 def validate_server_tool_caller20260120(data: Any) -> ServerToolCaller20260120:
     """Check a decoded JSON object as a ServerToolCaller20260120; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ServerToolCaller20260120, _checked(data, _SERVER_TOOL_CALLER20260120_FIELDS)
@@ -1696,7 +1698,7 @@ class OtherCaller(TypedDict, total=False):
 
 
 def validate_other_caller(data: Any) -> OtherCaller:
-    """Check a decoded JSON object as a OtherCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherCaller; raises `StreamDecodeError`."""
     return cast(OtherCaller, _checked(data, _OTHER_CALLER_FIELDS))
 
 
@@ -1756,7 +1758,9 @@ class ToolUseBlockParam(TypedDict, total=False):
 
 
 def validate_tool_use_block_param(data: Any) -> ToolUseBlockParam:
-    """Check a decoded JSON object as a ToolUseBlockParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUseBlockParam; raises
+    `StreamDecodeError`.
+    """
     return cast(ToolUseBlockParam, _checked(data, _TOOL_USE_BLOCK_PARAM_FIELDS))
 
 
@@ -1789,7 +1793,7 @@ class ToolReferenceBlockParam(TypedDict, total=False):
 
 def validate_tool_reference_block_param(data: Any) -> ToolReferenceBlockParam:
     """Check a decoded JSON object as a ToolReferenceBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolReferenceBlockParam, _checked(data, _TOOL_REFERENCE_BLOCK_PARAM_FIELDS)
@@ -1819,7 +1823,7 @@ def validate_other_tool_result_content_block_param(
     data: Any,
 ) -> OtherToolResultContentBlockParam:
     """Check a decoded JSON object as a OtherToolResultContentBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherToolResultContentBlockParam,
@@ -1900,7 +1904,7 @@ class ToolResultBlockParam(TypedDict, total=False):
 
 def validate_tool_result_block_param(data: Any) -> ToolResultBlockParam:
     """Check a decoded JSON object as a ToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolResultBlockParam, _checked(data, _TOOL_RESULT_BLOCK_PARAM_FIELDS))
 
@@ -1949,7 +1953,7 @@ class ServerToolUseBlockParam(TypedDict, total=False):
 
 def validate_server_tool_use_block_param(data: Any) -> ServerToolUseBlockParam:
     """Check a decoded JSON object as a ServerToolUseBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ServerToolUseBlockParam, _checked(data, _SERVER_TOOL_USE_BLOCK_PARAM_FIELDS)
@@ -1994,7 +1998,7 @@ def validate_web_search_tool_result_block_param(
     data: Any,
 ) -> WebSearchToolResultBlockParam:
     """Check a decoded JSON object as a WebSearchToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchToolResultBlockParam,
@@ -2039,7 +2043,7 @@ def validate_web_fetch_tool_result_block_param(
     data: Any,
 ) -> WebFetchToolResultBlockParam:
     """Check a decoded JSON object as a WebFetchToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebFetchToolResultBlockParam,
@@ -2079,7 +2083,7 @@ def validate_code_execution_tool_result_block_param(
     data: Any,
 ) -> CodeExecutionToolResultBlockParam:
     """Check a decoded JSON object as a CodeExecutionToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionToolResultBlockParam,
@@ -2118,7 +2122,7 @@ def validate_bash_code_execution_tool_result_block_param(
     data: Any,
 ) -> BashCodeExecutionToolResultBlockParam:
     """Check a decoded JSON object as a BashCodeExecutionToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionToolResultBlockParam,
@@ -2157,7 +2161,7 @@ def validate_text_editor_code_execution_tool_result_block_param(
     data: Any,
 ) -> TextEditorCodeExecutionToolResultBlockParam:
     """Check a decoded JSON object as a TextEditorCodeExecutionToolResultBlockParam;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionToolResultBlockParam,
@@ -2196,7 +2200,7 @@ def validate_tool_search_tool_result_block_param(
     data: Any,
 ) -> ToolSearchToolResultBlockParam:
     """Check a decoded JSON object as a ToolSearchToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolResultBlockParam,
@@ -2230,7 +2234,7 @@ class ContainerUploadBlockParam(TypedDict, total=False):
 
 def validate_container_upload_block_param(data: Any) -> ContainerUploadBlockParam:
     """Check a decoded JSON object as a ContainerUploadBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ContainerUploadBlockParam, _checked(data, _CONTAINER_UPLOAD_BLOCK_PARAM_FIELDS)
@@ -2256,7 +2260,7 @@ class OtherContentBlockParam(TypedDict, total=False):
 
 def validate_other_content_block_param(data: Any) -> OtherContentBlockParam:
     """Check a decoded JSON object as a OtherContentBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherContentBlockParam, _checked(data, _OTHER_CONTENT_BLOCK_PARAM_FIELDS)
@@ -2363,7 +2367,7 @@ class MessageParam(TypedDict, total=False):
 
 
 def validate_message_param(data: Any) -> MessageParam:
-    """Check a decoded JSON object as a MessageParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageParam; raises `StreamDecodeError`."""
     return cast(MessageParam, _checked(data, _MESSAGE_PARAM_FIELDS))
 
 
@@ -2420,7 +2424,7 @@ class ToolParam(TypedDict, total=False):
 
 
 def validate_tool_param(data: Any) -> ToolParam:
-    """Check a decoded JSON object as a ToolParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolParam; raises `StreamDecodeError`."""
     return cast(ToolParam, _checked(data, _TOOL_PARAM_FIELDS))
 
 
@@ -2453,7 +2457,7 @@ class ToolChoiceAutoParam(TypedDict, total=False):
 
 def validate_tool_choice_auto_param(data: Any) -> ToolChoiceAutoParam:
     """Check a decoded JSON object as a ToolChoiceAutoParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceAutoParam, _checked(data, _TOOL_CHOICE_AUTO_PARAM_FIELDS))
 
@@ -2479,7 +2483,7 @@ class ToolChoiceAnyParam(TypedDict, total=False):
 
 def validate_tool_choice_any_param(data: Any) -> ToolChoiceAnyParam:
     """Check a decoded JSON object as a ToolChoiceAnyParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceAnyParam, _checked(data, _TOOL_CHOICE_ANY_PARAM_FIELDS))
 
@@ -2508,7 +2512,7 @@ class ToolChoiceToolParam(TypedDict, total=False):
 
 def validate_tool_choice_tool_param(data: Any) -> ToolChoiceToolParam:
     """Check a decoded JSON object as a ToolChoiceToolParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceToolParam, _checked(data, _TOOL_CHOICE_TOOL_PARAM_FIELDS))
 
@@ -2532,7 +2536,7 @@ class ToolChoiceNoneParam(TypedDict, total=False):
 
 def validate_tool_choice_none_param(data: Any) -> ToolChoiceNoneParam:
     """Check a decoded JSON object as a ToolChoiceNoneParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceNoneParam, _checked(data, _TOOL_CHOICE_NONE_PARAM_FIELDS))
 
@@ -2554,7 +2558,7 @@ class OtherToolChoiceParam(TypedDict, total=False):
 
 def validate_other_tool_choice_param(data: Any) -> OtherToolChoiceParam:
     """Check a decoded JSON object as a OtherToolChoiceParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OtherToolChoiceParam, _checked(data, _OTHER_TOOL_CHOICE_PARAM_FIELDS))
 
@@ -2610,7 +2614,7 @@ class ThinkingConfigEnabledParam(TypedDict, total=False):
 
 def validate_thinking_config_enabled_param(data: Any) -> ThinkingConfigEnabledParam:
     """Check a decoded JSON object as a ThinkingConfigEnabledParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigEnabledParam,
@@ -2637,7 +2641,7 @@ class ThinkingConfigDisabledParam(TypedDict, total=False):
 
 def validate_thinking_config_disabled_param(data: Any) -> ThinkingConfigDisabledParam:
     """Check a decoded JSON object as a ThinkingConfigDisabledParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigDisabledParam,
@@ -2664,7 +2668,7 @@ def validate_thinking_config_between_tools_param(
     data: Any,
 ) -> ThinkingConfigBetweenToolsParam:
     """Check a decoded JSON object as a ThinkingConfigBetweenToolsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigBetweenToolsParam,
@@ -2692,7 +2696,7 @@ class ThinkingConfigAdaptiveParam(TypedDict, total=False):
 
 def validate_thinking_config_adaptive_param(data: Any) -> ThinkingConfigAdaptiveParam:
     """Check a decoded JSON object as a ThinkingConfigAdaptiveParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigAdaptiveParam,
@@ -2718,7 +2722,7 @@ class OtherThinkingConfigParam(TypedDict, total=False):
 
 def validate_other_thinking_config_param(data: Any) -> OtherThinkingConfigParam:
     """Check a decoded JSON object as a OtherThinkingConfigParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherThinkingConfigParam, _checked(data, _OTHER_THINKING_CONFIG_PARAM_FIELDS)
@@ -2770,7 +2774,7 @@ class MetadataParam(TypedDict, total=False):
 
 
 def validate_metadata_param(data: Any) -> MetadataParam:
-    """Check a decoded JSON object as a MetadataParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MetadataParam; raises `StreamDecodeError`."""
     return cast(MetadataParam, _checked(data, _METADATA_PARAM_FIELDS))
 
 
@@ -2796,7 +2800,7 @@ class SkillParams(TypedDict, total=False):
 
 
 def validate_skill_params(data: Any) -> SkillParams:
-    """Check a decoded JSON object as a SkillParams; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a SkillParams; raises `StreamDecodeError`."""
     return cast(SkillParams, _checked(data, _SKILL_PARAMS_FIELDS))
 
 
@@ -2821,7 +2825,7 @@ class ContainerParams(TypedDict, total=False):
 
 
 def validate_container_params(data: Any) -> ContainerParams:
-    """Check a decoded JSON object as a ContainerParams; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ContainerParams; raises `StreamDecodeError`."""
     return cast(ContainerParams, _checked(data, _CONTAINER_PARAMS_FIELDS))
 
 
@@ -2844,7 +2848,7 @@ class DiagnosticsParam(TypedDict, total=False):
 
 
 def validate_diagnostics_param(data: Any) -> DiagnosticsParam:
-    """Check a decoded JSON object as a DiagnosticsParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DiagnosticsParam; raises `StreamDecodeError`."""
     return cast(DiagnosticsParam, _checked(data, _DIAGNOSTICS_PARAM_FIELDS))
 
 
@@ -2868,7 +2872,7 @@ class JSONOutputFormatParam(TypedDict, total=False):
 
 def validate_j_s_o_n_output_format_param(data: Any) -> JSONOutputFormatParam:
     """Check a decoded JSON object as a JSONOutputFormatParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         JSONOutputFormatParam, _checked(data, _J_S_O_N_OUTPUT_FORMAT_PARAM_FIELDS)
@@ -2895,7 +2899,9 @@ class OutputConfigParam(TypedDict, total=False):
 
 
 def validate_output_config_param(data: Any) -> OutputConfigParam:
-    """Check a decoded JSON object as a OutputConfigParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OutputConfigParam; raises
+    `StreamDecodeError`.
+    """
     return cast(OutputConfigParam, _checked(data, _OUTPUT_CONFIG_PARAM_FIELDS))
 
 
@@ -2998,7 +3004,7 @@ class MessageCreateRequest(TypedDict, total=False):
 
 def validate_message_create_request(data: Any) -> MessageCreateRequest:
     """Check a decoded JSON object as a MessageCreateRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(MessageCreateRequest, _checked(data, _MESSAGE_CREATE_REQUEST_FIELDS))
 
@@ -3068,7 +3074,7 @@ class CitationCharLocation(TypedDict, total=False):
 
 def validate_citation_char_location(data: Any) -> CitationCharLocation:
     """Check a decoded JSON object as a CitationCharLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CitationCharLocation, _checked(data, _CITATION_CHAR_LOCATION_FIELDS))
 
@@ -3114,7 +3120,7 @@ class CitationPageLocation(TypedDict, total=False):
 
 def validate_citation_page_location(data: Any) -> CitationPageLocation:
     """Check a decoded JSON object as a CitationPageLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CitationPageLocation, _checked(data, _CITATION_PAGE_LOCATION_FIELDS))
 
@@ -3160,7 +3166,7 @@ class CitationContentBlockLocation(TypedDict, total=False):
 
 def validate_citation_content_block_location(data: Any) -> CitationContentBlockLocation:
     """Check a decoded JSON object as a CitationContentBlockLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CitationContentBlockLocation,
@@ -3205,7 +3211,7 @@ def validate_citations_web_search_result_location(
     data: Any,
 ) -> CitationsWebSearchResultLocation:
     """Check a decoded JSON object as a CitationsWebSearchResultLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CitationsWebSearchResultLocation,
@@ -3254,7 +3260,7 @@ def validate_citations_search_result_location(
     data: Any,
 ) -> CitationsSearchResultLocation:
     """Check a decoded JSON object as a CitationsSearchResultLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CitationsSearchResultLocation,
@@ -3284,7 +3290,7 @@ class OtherCitation(TypedDict, total=False):
 
 
 def validate_other_citation(data: Any) -> OtherCitation:
-    """Check a decoded JSON object as a OtherCitation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherCitation; raises `StreamDecodeError`."""
     return cast(OtherCitation, _checked(data, _OTHER_CITATION_FIELDS))
 
 
@@ -3348,7 +3354,7 @@ class TextBlock(TypedDict, total=False):
 
 
 def validate_text_block(data: Any) -> TextBlock:
-    """Check a decoded JSON object as a TextBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextBlock; raises `StreamDecodeError`."""
     return cast(TextBlock, _checked(data, _TEXT_BLOCK_FIELDS))
 
 
@@ -3395,7 +3401,7 @@ class ThinkingBlock(TypedDict, total=False):
 
 
 def validate_thinking_block(data: Any) -> ThinkingBlock:
-    """Check a decoded JSON object as a ThinkingBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ThinkingBlock; raises `StreamDecodeError`."""
     return cast(ThinkingBlock, _checked(data, _THINKING_BLOCK_FIELDS))
 
 
@@ -3423,7 +3429,7 @@ class RedactedThinkingBlock(TypedDict, total=False):
 
 def validate_redacted_thinking_block(data: Any) -> RedactedThinkingBlock:
     """Check a decoded JSON object as a RedactedThinkingBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(RedactedThinkingBlock, _checked(data, _REDACTED_THINKING_BLOCK_FIELDS))
 
@@ -3468,7 +3474,7 @@ class ToolUseBlock(TypedDict, total=False):
 
 
 def validate_tool_use_block(data: Any) -> ToolUseBlock:
-    """Check a decoded JSON object as a ToolUseBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUseBlock; raises `StreamDecodeError`."""
     return cast(ToolUseBlock, _checked(data, _TOOL_USE_BLOCK_FIELDS))
 
 
@@ -3508,7 +3514,7 @@ class ServerToolUseBlock(TypedDict, total=False):
 
 def validate_server_tool_use_block(data: Any) -> ServerToolUseBlock:
     """Check a decoded JSON object as a ServerToolUseBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ServerToolUseBlock, _checked(data, _SERVER_TOOL_USE_BLOCK_FIELDS))
 
@@ -3539,7 +3545,7 @@ def validate_web_search_tool_result_error_object(
     data: Any,
 ) -> WebSearchToolResultErrorObject:
     """Check a decoded JSON object as a WebSearchToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchToolResultErrorObject,
@@ -3577,7 +3583,7 @@ class WebSearchResultBlock(TypedDict, total=False):
 
 def validate_web_search_result_block(data: Any) -> WebSearchResultBlock:
     """Check a decoded JSON object as a WebSearchResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(WebSearchResultBlock, _checked(data, _WEB_SEARCH_RESULT_BLOCK_FIELDS))
 
@@ -3614,7 +3620,7 @@ class WebSearchToolResultBlock(TypedDict, total=False):
 
 def validate_web_search_tool_result_block(data: Any) -> WebSearchToolResultBlock:
     """Check a decoded JSON object as a WebSearchToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchToolResultBlock, _checked(data, _WEB_SEARCH_TOOL_RESULT_BLOCK_FIELDS)
@@ -3654,7 +3660,7 @@ def validate_web_fetch_tool_result_error_block(
     data: Any,
 ) -> WebFetchToolResultErrorBlock:
     """Check a decoded JSON object as a WebFetchToolResultErrorBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebFetchToolResultErrorBlock,
@@ -3685,7 +3691,7 @@ class Base64PDFSource(TypedDict, total=False):
 
 
 def validate_base64_p_d_f_source(data: Any) -> Base64PDFSource:
-    """Check a decoded JSON object as a Base64PDFSource; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Base64PDFSource; raises `StreamDecodeError`."""
     return cast(Base64PDFSource, _checked(data, _BASE64_P_D_F_SOURCE_FIELDS))
 
 
@@ -3713,7 +3719,7 @@ class PlainTextSource(TypedDict, total=False):
 
 
 def validate_plain_text_source(data: Any) -> PlainTextSource:
-    """Check a decoded JSON object as a PlainTextSource; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PlainTextSource; raises `StreamDecodeError`."""
     return cast(PlainTextSource, _checked(data, _PLAIN_TEXT_SOURCE_FIELDS))
 
 
@@ -3736,7 +3742,7 @@ class OtherDocumentSource(TypedDict, total=False):
 
 def validate_other_document_source(data: Any) -> OtherDocumentSource:
     """Check a decoded JSON object as a OtherDocumentSource; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OtherDocumentSource, _checked(data, _OTHER_DOCUMENT_SOURCE_FIELDS))
 
@@ -3771,7 +3777,7 @@ class CitationsConfig(TypedDict, total=False):
 
 
 def validate_citations_config(data: Any) -> CitationsConfig:
-    """Check a decoded JSON object as a CitationsConfig; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CitationsConfig; raises `StreamDecodeError`."""
     return cast(CitationsConfig, _checked(data, _CITATIONS_CONFIG_FIELDS))
 
 
@@ -3800,7 +3806,7 @@ class DocumentBlock(TypedDict, total=False):
 
 
 def validate_document_block(data: Any) -> DocumentBlock:
-    """Check a decoded JSON object as a DocumentBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DocumentBlock; raises `StreamDecodeError`."""
     return cast(DocumentBlock, _checked(data, _DOCUMENT_BLOCK_FIELDS))
 
 
@@ -3832,7 +3838,7 @@ class WebFetchBlock(TypedDict, total=False):
 
 
 def validate_web_fetch_block(data: Any) -> WebFetchBlock:
-    """Check a decoded JSON object as a WebFetchBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a WebFetchBlock; raises `StreamDecodeError`."""
     return cast(WebFetchBlock, _checked(data, _WEB_FETCH_BLOCK_FIELDS))
 
 
@@ -3858,7 +3864,7 @@ def validate_other_web_fetch_tool_result_block_content(
     data: Any,
 ) -> OtherWebFetchToolResultBlockContent:
     """Check a decoded JSON object as a OtherWebFetchToolResultBlockContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherWebFetchToolResultBlockContent,
@@ -3921,7 +3927,7 @@ class WebFetchToolResultBlock(TypedDict, total=False):
 
 def validate_web_fetch_tool_result_block(data: Any) -> WebFetchToolResultBlock:
     """Check a decoded JSON object as a WebFetchToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebFetchToolResultBlock, _checked(data, _WEB_FETCH_TOOL_RESULT_BLOCK_FIELDS)
@@ -3953,7 +3959,7 @@ def validate_code_execution_tool_result_error_object(
     data: Any,
 ) -> CodeExecutionToolResultErrorObject:
     """Check a decoded JSON object as a CodeExecutionToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionToolResultErrorObject,
@@ -3982,7 +3988,7 @@ class CodeExecutionOutputBlock(TypedDict, total=False):
 
 def validate_code_execution_output_block(data: Any) -> CodeExecutionOutputBlock:
     """Check a decoded JSON object as a CodeExecutionOutputBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionOutputBlock, _checked(data, _CODE_EXECUTION_OUTPUT_BLOCK_FIELDS)
@@ -4019,7 +4025,7 @@ class CodeExecutionResultBlock(TypedDict, total=False):
 
 def validate_code_execution_result_block(data: Any) -> CodeExecutionResultBlock:
     """Check a decoded JSON object as a CodeExecutionResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionResultBlock, _checked(data, _CODE_EXECUTION_RESULT_BLOCK_FIELDS)
@@ -4063,7 +4069,7 @@ def validate_encrypted_code_execution_result_block(
     data: Any,
 ) -> EncryptedCodeExecutionResultBlock:
     """Check a decoded JSON object as a EncryptedCodeExecutionResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         EncryptedCodeExecutionResultBlock,
@@ -4094,7 +4100,7 @@ def validate_other_code_execution_tool_result_block_content(
     data: Any,
 ) -> OtherCodeExecutionToolResultBlockContent:
     """Check a decoded JSON object as a OtherCodeExecutionToolResultBlockContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherCodeExecutionToolResultBlockContent,
@@ -4164,7 +4170,7 @@ def validate_code_execution_tool_result_block(
     data: Any,
 ) -> CodeExecutionToolResultBlock:
     """Check a decoded JSON object as a CodeExecutionToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionToolResultBlock,
@@ -4196,7 +4202,7 @@ def validate_bash_code_execution_tool_result_error_object(
     data: Any,
 ) -> BashCodeExecutionToolResultErrorObject:
     """Check a decoded JSON object as a BashCodeExecutionToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionToolResultErrorObject,
@@ -4227,7 +4233,7 @@ def validate_bash_code_execution_output_block(
     data: Any,
 ) -> BashCodeExecutionOutputBlock:
     """Check a decoded JSON object as a BashCodeExecutionOutputBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionOutputBlock,
@@ -4267,7 +4273,7 @@ def validate_bash_code_execution_result_block(
     data: Any,
 ) -> BashCodeExecutionResultBlock:
     """Check a decoded JSON object as a BashCodeExecutionResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionResultBlock,
@@ -4298,7 +4304,7 @@ def validate_other_bash_code_execution_tool_result_block_content(
     data: Any,
 ) -> OtherBashCodeExecutionToolResultBlockContent:
     """Check a decoded JSON object as a OtherBashCodeExecutionToolResultBlockContent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         OtherBashCodeExecutionToolResultBlockContent,
@@ -4363,7 +4369,7 @@ def validate_bash_code_execution_tool_result_block(
     data: Any,
 ) -> BashCodeExecutionToolResultBlock:
     """Check a decoded JSON object as a BashCodeExecutionToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionToolResultBlock,
@@ -4398,7 +4404,7 @@ def validate_text_editor_code_execution_tool_result_error_object(
     data: Any,
 ) -> TextEditorCodeExecutionToolResultErrorObject:
     """Check a decoded JSON object as a TextEditorCodeExecutionToolResultErrorObject;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionToolResultErrorObject,
@@ -4442,7 +4448,7 @@ def validate_text_editor_code_execution_view_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionViewResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionViewResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionViewResultBlock,
@@ -4477,7 +4483,7 @@ def validate_text_editor_code_execution_create_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionCreateResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionCreateResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionCreateResultBlock,
@@ -4520,7 +4526,7 @@ def validate_text_editor_code_execution_str_replace_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionStrReplaceResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionStrReplaceResultBlock;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionStrReplaceResultBlock,
@@ -4552,7 +4558,7 @@ def validate_other_text_editor_code_execution_tool_result_block_content(
     data: Any,
 ) -> OtherTextEditorCodeExecutionToolResultBlockContent:
     """Check a decoded JSON object as a
-    OtherTextEditorCodeExecutionToolResultBlockContent; raises `ChunkDecodeError`.
+    OtherTextEditorCodeExecutionToolResultBlockContent; raises `StreamDecodeError`.
     """
     return cast(
         OtherTextEditorCodeExecutionToolResultBlockContent,
@@ -4633,7 +4639,7 @@ def validate_text_editor_code_execution_tool_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionToolResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionToolResultBlock,
@@ -4670,7 +4676,7 @@ def validate_tool_search_tool_result_error_object(
     data: Any,
 ) -> ToolSearchToolResultErrorObject:
     """Check a decoded JSON object as a ToolSearchToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolResultErrorObject,
@@ -4700,7 +4706,7 @@ class ToolReferenceBlock(TypedDict, total=False):
 
 def validate_tool_reference_block(data: Any) -> ToolReferenceBlock:
     """Check a decoded JSON object as a ToolReferenceBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolReferenceBlock, _checked(data, _TOOL_REFERENCE_BLOCK_FIELDS))
 
@@ -4728,7 +4734,7 @@ def validate_tool_search_tool_search_result_block(
     data: Any,
 ) -> ToolSearchToolSearchResultBlock:
     """Check a decoded JSON object as a ToolSearchToolSearchResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolSearchResultBlock,
@@ -4756,7 +4762,7 @@ def validate_other_tool_search_tool_result_block_content(
     data: Any,
 ) -> OtherToolSearchToolResultBlockContent:
     """Check a decoded JSON object as a OtherToolSearchToolResultBlockContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherToolSearchToolResultBlockContent,
@@ -4819,7 +4825,7 @@ class ToolSearchToolResultBlock(TypedDict, total=False):
 
 def validate_tool_search_tool_result_block(data: Any) -> ToolSearchToolResultBlock:
     """Check a decoded JSON object as a ToolSearchToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolResultBlock, _checked(data, _TOOL_SEARCH_TOOL_RESULT_BLOCK_FIELDS)
@@ -4848,7 +4854,7 @@ class ContainerUploadBlock(TypedDict, total=False):
 
 def validate_container_upload_block(data: Any) -> ContainerUploadBlock:
     """Check a decoded JSON object as a ContainerUploadBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ContainerUploadBlock, _checked(data, _CONTAINER_UPLOAD_BLOCK_FIELDS))
 
@@ -4870,7 +4876,9 @@ class OtherContentBlock(TypedDict, total=False):
 
 
 def validate_other_content_block(data: Any) -> OtherContentBlock:
-    """Check a decoded JSON object as a OtherContentBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherContentBlock; raises
+    `StreamDecodeError`.
+    """
     return cast(OtherContentBlock, _checked(data, _OTHER_CONTENT_BLOCK_FIELDS))
 
 
@@ -4946,7 +4954,7 @@ class RefusalStopDetails(TypedDict, total=False):
 
 def validate_refusal_stop_details(data: Any) -> RefusalStopDetails:
     """Check a decoded JSON object as a RefusalStopDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(RefusalStopDetails, _checked(data, _REFUSAL_STOP_DETAILS_FIELDS))
 
@@ -4972,7 +4980,7 @@ class CacheCreation(TypedDict, total=False):
 
 
 def validate_cache_creation(data: Any) -> CacheCreation:
-    """Check a decoded JSON object as a CacheCreation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CacheCreation; raises `StreamDecodeError`."""
     return cast(CacheCreation, _checked(data, _CACHE_CREATION_FIELDS))
 
 
@@ -4996,7 +5004,7 @@ class ServerToolUsage(TypedDict, total=False):
 
 
 def validate_server_tool_usage(data: Any) -> ServerToolUsage:
-    """Check a decoded JSON object as a ServerToolUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ServerToolUsage; raises `StreamDecodeError`."""
     return cast(ServerToolUsage, _checked(data, _SERVER_TOOL_USAGE_FIELDS))
 
 
@@ -5018,7 +5026,7 @@ class OutputTokensDetails(TypedDict, total=False):
 
 def validate_output_tokens_details(data: Any) -> OutputTokensDetails:
     """Check a decoded JSON object as a OutputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OutputTokensDetails, _checked(data, _OUTPUT_TOKENS_DETAILS_FIELDS))
 
@@ -5068,7 +5076,7 @@ class Usage(TypedDict, total=False):
 
 
 def validate_usage(data: Any) -> Usage:
-    """Check a decoded JSON object as a Usage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Usage; raises `StreamDecodeError`."""
     return cast(Usage, _checked(data, _USAGE_FIELDS))
 
 
@@ -5103,7 +5111,7 @@ class ContainerSkill(TypedDict, total=False):
 
 
 def validate_container_skill(data: Any) -> ContainerSkill:
-    """Check a decoded JSON object as a ContainerSkill; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ContainerSkill; raises `StreamDecodeError`."""
     return cast(ContainerSkill, _checked(data, _CONTAINER_SKILL_FIELDS))
 
 
@@ -5131,7 +5139,7 @@ class Container(TypedDict, total=False):
 
 
 def validate_container(data: Any) -> Container:
-    """Check a decoded JSON object as a Container; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Container; raises `StreamDecodeError`."""
     return cast(Container, _checked(data, _CONTAINER_FIELDS))
 
 
@@ -5157,7 +5165,7 @@ class CacheMissModelChanged(TypedDict, total=False):
 
 def validate_cache_miss_model_changed(data: Any) -> CacheMissModelChanged:
     """Check a decoded JSON object as a CacheMissModelChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CacheMissModelChanged, _checked(data, _CACHE_MISS_MODEL_CHANGED_FIELDS))
 
@@ -5183,7 +5191,7 @@ class CacheMissSystemChanged(TypedDict, total=False):
 
 def validate_cache_miss_system_changed(data: Any) -> CacheMissSystemChanged:
     """Check a decoded JSON object as a CacheMissSystemChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheMissSystemChanged, _checked(data, _CACHE_MISS_SYSTEM_CHANGED_FIELDS)
@@ -5211,7 +5219,7 @@ class CacheMissToolsChanged(TypedDict, total=False):
 
 def validate_cache_miss_tools_changed(data: Any) -> CacheMissToolsChanged:
     """Check a decoded JSON object as a CacheMissToolsChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CacheMissToolsChanged, _checked(data, _CACHE_MISS_TOOLS_CHANGED_FIELDS))
 
@@ -5237,7 +5245,7 @@ class CacheMissMessagesChanged(TypedDict, total=False):
 
 def validate_cache_miss_messages_changed(data: Any) -> CacheMissMessagesChanged:
     """Check a decoded JSON object as a CacheMissMessagesChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheMissMessagesChanged, _checked(data, _CACHE_MISS_MESSAGES_CHANGED_FIELDS)
@@ -5264,7 +5272,7 @@ def validate_cache_miss_previous_message_not_found(
     data: Any,
 ) -> CacheMissPreviousMessageNotFound:
     """Check a decoded JSON object as a CacheMissPreviousMessageNotFound; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheMissPreviousMessageNotFound,
@@ -5289,7 +5297,7 @@ class CacheMissUnavailable(TypedDict, total=False):
 
 def validate_cache_miss_unavailable(data: Any) -> CacheMissUnavailable:
     """Check a decoded JSON object as a CacheMissUnavailable; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CacheMissUnavailable, _checked(data, _CACHE_MISS_UNAVAILABLE_FIELDS))
 
@@ -5311,7 +5319,7 @@ class OtherCacheMissReason(TypedDict, total=False):
 
 def validate_other_cache_miss_reason(data: Any) -> OtherCacheMissReason:
     """Check a decoded JSON object as a OtherCacheMissReason; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OtherCacheMissReason, _checked(data, _OTHER_CACHE_MISS_REASON_FIELDS))
 
@@ -5375,7 +5383,7 @@ class Diagnostics(TypedDict, total=False):
 
 
 def validate_diagnostics(data: Any) -> Diagnostics:
-    """Check a decoded JSON object as a Diagnostics; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Diagnostics; raises `StreamDecodeError`."""
     return cast(Diagnostics, _checked(data, _DIAGNOSTICS_FIELDS))
 
 
@@ -5465,7 +5473,7 @@ class Message(TypedDict, total=False):
 
 
 def validate_message(data: Any) -> Message:
-    """Check a decoded JSON object as a Message; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Message; raises `StreamDecodeError`."""
     return cast(Message, _checked(data, _MESSAGE_FIELDS))
 
 
@@ -5503,7 +5511,9 @@ class MessageStartEvent(TypedDict, total=False):
 
 
 def validate_message_start_event(data: Any) -> MessageStartEvent:
-    """Check a decoded JSON object as a MessageStartEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageStartEvent; raises
+    `StreamDecodeError`.
+    """
     return cast(MessageStartEvent, _checked(data, _MESSAGE_START_EVENT_FIELDS))
 
 
@@ -5533,7 +5543,7 @@ class MessageDelta(TypedDict, total=False):
 
 
 def validate_message_delta(data: Any) -> MessageDelta:
-    """Check a decoded JSON object as a MessageDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageDelta; raises `StreamDecodeError`."""
     return cast(MessageDelta, _checked(data, _MESSAGE_DELTA_FIELDS))
 
 
@@ -5571,7 +5581,9 @@ class MessageDeltaUsage(TypedDict, total=False):
 
 
 def validate_message_delta_usage(data: Any) -> MessageDeltaUsage:
-    """Check a decoded JSON object as a MessageDeltaUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageDeltaUsage; raises
+    `StreamDecodeError`.
+    """
     return cast(MessageDeltaUsage, _checked(data, _MESSAGE_DELTA_USAGE_FIELDS))
 
 
@@ -5604,7 +5616,9 @@ class MessageDeltaEvent(TypedDict, total=False):
 
 
 def validate_message_delta_event(data: Any) -> MessageDeltaEvent:
-    """Check a decoded JSON object as a MessageDeltaEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageDeltaEvent; raises
+    `StreamDecodeError`.
+    """
     return cast(MessageDeltaEvent, _checked(data, _MESSAGE_DELTA_EVENT_FIELDS))
 
 
@@ -5640,7 +5654,7 @@ class BedrockInvocationMetrics(TypedDict, total=False):
 
 def validate_bedrock_invocation_metrics(data: Any) -> BedrockInvocationMetrics:
     """Check a decoded JSON object as a BedrockInvocationMetrics; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BedrockInvocationMetrics, _checked(data, _BEDROCK_INVOCATION_METRICS_FIELDS)
@@ -5674,7 +5688,7 @@ MessageStopEvent = TypedDict(
 
 
 def validate_message_stop_event(data: Any) -> MessageStopEvent:
-    """Check a decoded JSON object as a MessageStopEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageStopEvent; raises `StreamDecodeError`."""
     return cast(MessageStopEvent, _checked(data, _MESSAGE_STOP_EVENT_FIELDS))
 
 
@@ -5721,7 +5735,7 @@ class ContentBlockStartEvent(TypedDict, total=False):
 
 def validate_content_block_start_event(data: Any) -> ContentBlockStartEvent:
     """Check a decoded JSON object as a ContentBlockStartEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ContentBlockStartEvent, _checked(data, _CONTENT_BLOCK_START_EVENT_FIELDS)
@@ -5749,7 +5763,7 @@ class TextDelta(TypedDict, total=False):
 
 
 def validate_text_delta(data: Any) -> TextDelta:
-    """Check a decoded JSON object as a TextDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextDelta; raises `StreamDecodeError`."""
     return cast(TextDelta, _checked(data, _TEXT_DELTA_FIELDS))
 
 
@@ -5775,7 +5789,7 @@ class InputJsonDelta(TypedDict, total=False):
 
 
 def validate_input_json_delta(data: Any) -> InputJsonDelta:
-    """Check a decoded JSON object as a InputJsonDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a InputJsonDelta; raises `StreamDecodeError`."""
     return cast(InputJsonDelta, _checked(data, _INPUT_JSON_DELTA_FIELDS))
 
 
@@ -5807,7 +5821,7 @@ class CitationsDelta(TypedDict, total=False):
 
 
 def validate_citations_delta(data: Any) -> CitationsDelta:
-    """Check a decoded JSON object as a CitationsDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CitationsDelta; raises `StreamDecodeError`."""
     return cast(CitationsDelta, _checked(data, _CITATIONS_DELTA_FIELDS))
 
 
@@ -5831,7 +5845,7 @@ class ThinkingDelta(TypedDict, total=False):
 
 
 def validate_thinking_delta(data: Any) -> ThinkingDelta:
-    """Check a decoded JSON object as a ThinkingDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ThinkingDelta; raises `StreamDecodeError`."""
     return cast(ThinkingDelta, _checked(data, _THINKING_DELTA_FIELDS))
 
 
@@ -5855,7 +5869,7 @@ class SignatureDelta(TypedDict, total=False):
 
 
 def validate_signature_delta(data: Any) -> SignatureDelta:
-    """Check a decoded JSON object as a SignatureDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a SignatureDelta; raises `StreamDecodeError`."""
     return cast(SignatureDelta, _checked(data, _SIGNATURE_DELTA_FIELDS))
 
 
@@ -5877,7 +5891,7 @@ class OtherContentBlockDelta(TypedDict, total=False):
 
 def validate_other_content_block_delta(data: Any) -> OtherContentBlockDelta:
     """Check a decoded JSON object as a OtherContentBlockDelta; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherContentBlockDelta, _checked(data, _OTHER_CONTENT_BLOCK_DELTA_FIELDS)
@@ -5943,7 +5957,7 @@ class ContentBlockDeltaEvent(TypedDict, total=False):
 
 def validate_content_block_delta_event(data: Any) -> ContentBlockDeltaEvent:
     """Check a decoded JSON object as a ContentBlockDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ContentBlockDeltaEvent, _checked(data, _CONTENT_BLOCK_DELTA_EVENT_FIELDS)
@@ -5972,7 +5986,7 @@ class ContentBlockStopEvent(TypedDict, total=False):
 
 def validate_content_block_stop_event(data: Any) -> ContentBlockStopEvent:
     """Check a decoded JSON object as a ContentBlockStopEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ContentBlockStopEvent, _checked(data, _CONTENT_BLOCK_STOP_EVENT_FIELDS))
 
@@ -5994,7 +6008,7 @@ class PingEvent(TypedDict, total=False):
 
 
 def validate_ping_event(data: Any) -> PingEvent:
-    """Check a decoded JSON object as a PingEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PingEvent; raises `StreamDecodeError`."""
     return cast(PingEvent, _checked(data, _PING_EVENT_FIELDS))
 
 
@@ -6017,7 +6031,7 @@ class ErrorObject(TypedDict, total=False):
 
 
 def validate_error_object(data: Any) -> ErrorObject:
-    """Check a decoded JSON object as a ErrorObject; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ErrorObject; raises `StreamDecodeError`."""
     return cast(ErrorObject, _checked(data, _ERROR_OBJECT_FIELDS))
 
 
@@ -6044,7 +6058,7 @@ class ErrorEvent(TypedDict, total=False):
 
 
 def validate_error_event(data: Any) -> ErrorEvent:
-    """Check a decoded JSON object as a ErrorEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ErrorEvent; raises `StreamDecodeError`."""
     return cast(ErrorEvent, _checked(data, _ERROR_EVENT_FIELDS))
 
 
@@ -6067,7 +6081,7 @@ class OtherMessageStreamEvent(TypedDict, total=False):
 
 def validate_other_message_stream_event(data: Any) -> OtherMessageStreamEvent:
     """Check a decoded JSON object as a OtherMessageStreamEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherMessageStreamEvent, _checked(data, _OTHER_MESSAGE_STREAM_EVENT_FIELDS)
@@ -6117,20 +6131,20 @@ _MESSAGE_STREAM_EVENT_READER: Final[Callable[[Any], MessageStreamEvent]] = _tagg
 
 
 def loads(data: str | bytes) -> MessageStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _MESSAGE_STREAM_EVENT_READER(_json(data))
 
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_message(_json(data))
 
 
 def loads_request(data: str | bytes) -> MessageCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_message_create_request(_json(data))
 
 
@@ -6229,40 +6243,38 @@ def _awrite_events(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
     return _awrite_messages(parts)
 
 
-class MessageAccumulator:
+class MessageAccumulator(_EventAccumulator[MessageStreamEvent, Message]):
     """Adds the events of one Messages stream up to its final `Message`, as
     anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
     tool's input read from its pieces when its block stops), losing nothing: unknown
-    keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
-    gives, in chat's terms.
+    keys, blocks and events are kept.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the message so far (an empty message before any
+    event), `end()` says that the stream has ended, `result()` gives the message once it
+    has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _MessagesAccumulator
+    _protocol = "messages"
+    _takes = frozenset({dict})
+    _named = "dict"
 
-    def __init__(self) -> None:
-        self._adding = _MessagesAccumulator()
+    def _json_of(self, event: MessageStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: MessageStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Message | None:
-        """The message so far (None before `message_start`)."""
-        data = self._adding.snapshot()
-        return None if data is None else validate_message(data)
-
-    def result(self) -> Message:
-        """The message, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Message:
         return validate_message(data)
 
-    def summary(self) -> Summary:
-        """What the message says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "messages", self._adding.result()
+    @property
+    def misplaced(self) -> list[Any]:
+        """The deltas of another type than their block's (a server's bug
+        anthropic-sdk-python drops), as JSON data, in order.
+        """
+        return cast("_MessagesAccumulator", self._adding).misplaced
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -32,10 +32,11 @@ from typing import Any, Final, Literal, Required, TypeAlias, cast
 
 from typing_extensions import TypedDict
 
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.json_text import _as_is, _json, _wire_text
 from ._runtime.objects import _nullable, _optional, _required, _Shape
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.responses import _tool_names
@@ -374,6 +375,7 @@ __all__ = [
     "ResponseWebSearchCallSearchingEventType",
     "ResponsesLossWarning",
     "ShellCallOutputContentDelta",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextLogprob",
@@ -1846,7 +1848,9 @@ class ResponseInputText(TypedDict, total=False):
 
 
 def validate_response_input_text(data: Any) -> ResponseInputText:
-    """Check a decoded JSON object as a ResponseInputText; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseInputText; raises
+    `StreamDecodeError`.
+    """
     return cast(ResponseInputText, _checked(data, _RESPONSE_INPUT_TEXT_FIELDS))
 
 
@@ -1881,7 +1885,7 @@ class ResponseInputImage(TypedDict, total=False):
 
 def validate_response_input_image(data: Any) -> ResponseInputImage:
     """Check a decoded JSON object as a ResponseInputImage; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseInputImage, _checked(data, _RESPONSE_INPUT_IMAGE_FIELDS))
 
@@ -1924,7 +1928,9 @@ class ResponseInputFile(TypedDict, total=False):
 
 
 def validate_response_input_file(data: Any) -> ResponseInputFile:
-    """Check a decoded JSON object as a ResponseInputFile; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseInputFile; raises
+    `StreamDecodeError`.
+    """
     return cast(ResponseInputFile, _checked(data, _RESPONSE_INPUT_FILE_FIELDS))
 
 
@@ -1960,7 +1966,7 @@ class AnnotationFileCitation(TypedDict, total=False):
 
 def validate_annotation_file_citation(data: Any) -> AnnotationFileCitation:
     """Check a decoded JSON object as a AnnotationFileCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AnnotationFileCitation, _checked(data, _ANNOTATION_FILE_CITATION_FIELDS)
@@ -2011,7 +2017,7 @@ class AnnotationURLCitation(TypedDict, total=False):
 
 def validate_annotation_u_r_l_citation(data: Any) -> AnnotationURLCitation:
     """Check a decoded JSON object as a AnnotationURLCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AnnotationURLCitation, _checked(data, _ANNOTATION_U_R_L_CITATION_FIELDS)
@@ -2058,7 +2064,7 @@ def validate_annotation_container_file_citation(
     data: Any,
 ) -> AnnotationContainerFileCitation:
     """Check a decoded JSON object as a AnnotationContainerFileCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AnnotationContainerFileCitation,
@@ -2094,7 +2100,7 @@ class AnnotationFilePath(TypedDict, total=False):
 
 def validate_annotation_file_path(data: Any) -> AnnotationFilePath:
     """Check a decoded JSON object as a AnnotationFilePath; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AnnotationFilePath, _checked(data, _ANNOTATION_FILE_PATH_FIELDS))
 
@@ -2117,7 +2123,7 @@ class OtherAnnotation(TypedDict, total=False):
 
 
 def validate_other_annotation(data: Any) -> OtherAnnotation:
-    """Check a decoded JSON object as a OtherAnnotation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherAnnotation; raises `StreamDecodeError`."""
     return cast(OtherAnnotation, _checked(data, _OTHER_ANNOTATION_FIELDS))
 
 
@@ -2170,7 +2176,7 @@ class OutputTextTopLogprob(TypedDict, total=False):
 
 def validate_output_text_top_logprob(data: Any) -> OutputTextTopLogprob:
     """Check a decoded JSON object as a OutputTextTopLogprob; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OutputTextTopLogprob, _checked(data, _OUTPUT_TEXT_TOP_LOGPROB_FIELDS))
 
@@ -2202,7 +2208,9 @@ class OutputTextLogprob(TypedDict, total=False):
 
 
 def validate_output_text_logprob(data: Any) -> OutputTextLogprob:
-    """Check a decoded JSON object as a OutputTextLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OutputTextLogprob; raises
+    `StreamDecodeError`.
+    """
     return cast(OutputTextLogprob, _checked(data, _OUTPUT_TEXT_LOGPROB_FIELDS))
 
 
@@ -2244,7 +2252,7 @@ class ResponseOutputText(TypedDict, total=False):
 
 def validate_response_output_text(data: Any) -> ResponseOutputText:
     """Check a decoded JSON object as a ResponseOutputText; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseOutputText, _checked(data, _RESPONSE_OUTPUT_TEXT_FIELDS))
 
@@ -2272,7 +2280,7 @@ class ResponseOutputRefusal(TypedDict, total=False):
 
 def validate_response_output_refusal(data: Any) -> ResponseOutputRefusal:
     """Check a decoded JSON object as a ResponseOutputRefusal; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseOutputRefusal, _checked(data, _RESPONSE_OUTPUT_REFUSAL_FIELDS))
 
@@ -2297,7 +2305,7 @@ class OtherResponseInputContent(TypedDict, total=False):
 
 def validate_other_response_input_content(data: Any) -> OtherResponseInputContent:
     """Check a decoded JSON object as a OtherResponseInputContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseInputContent, _checked(data, _OTHER_RESPONSE_INPUT_CONTENT_FIELDS)
@@ -2381,7 +2389,7 @@ class EasyInputMessage(TypedDict, total=False):
 
 
 def validate_easy_input_message(data: Any) -> EasyInputMessage:
-    """Check a decoded JSON object as a EasyInputMessage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a EasyInputMessage; raises `StreamDecodeError`."""
     return cast(EasyInputMessage, _checked(data, _EASY_INPUT_MESSAGE_FIELDS))
 
 
@@ -2411,7 +2419,7 @@ class DirectCaller(TypedDict, total=False):
 
 
 def validate_direct_caller(data: Any) -> DirectCaller:
-    """Check a decoded JSON object as a DirectCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DirectCaller; raises `StreamDecodeError`."""
     return cast(DirectCaller, _checked(data, _DIRECT_CALLER_FIELDS))
 
 
@@ -2434,7 +2442,7 @@ class ProgramCaller(TypedDict, total=False):
 
 
 def validate_program_caller(data: Any) -> ProgramCaller:
-    """Check a decoded JSON object as a ProgramCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ProgramCaller; raises `StreamDecodeError`."""
     return cast(ProgramCaller, _checked(data, _PROGRAM_CALLER_FIELDS))
 
 
@@ -2455,7 +2463,7 @@ class OtherToolCaller(TypedDict, total=False):
 
 
 def validate_other_tool_caller(data: Any) -> OtherToolCaller:
-    """Check a decoded JSON object as a OtherToolCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherToolCaller; raises `StreamDecodeError`."""
     return cast(OtherToolCaller, _checked(data, _OTHER_TOOL_CALLER_FIELDS))
 
 
@@ -2509,7 +2517,7 @@ ResponseFunctionToolCall = TypedDict(
 
 def validate_response_function_tool_call(data: Any) -> ResponseFunctionToolCall:
     """Check a decoded JSON object as a ResponseFunctionToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionToolCall, _checked(data, _RESPONSE_FUNCTION_TOOL_CALL_FIELDS)
@@ -2573,7 +2581,7 @@ class FunctionCallOutput(TypedDict, total=False):
 
 def validate_function_call_output(data: Any) -> FunctionCallOutput:
     """Check a decoded JSON object as a FunctionCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(FunctionCallOutput, _checked(data, _FUNCTION_CALL_OUTPUT_FIELDS))
 
@@ -2610,7 +2618,7 @@ class ReasoningSummaryPart(TypedDict, total=False):
 
 def validate_reasoning_summary_part(data: Any) -> ReasoningSummaryPart:
     """Check a decoded JSON object as a ReasoningSummaryPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ReasoningSummaryPart, _checked(data, _REASONING_SUMMARY_PART_FIELDS))
 
@@ -2635,7 +2643,9 @@ class ReasoningTextPart(TypedDict, total=False):
 
 
 def validate_reasoning_text_part(data: Any) -> ReasoningTextPart:
-    """Check a decoded JSON object as a ReasoningTextPart; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ReasoningTextPart; raises
+    `StreamDecodeError`.
+    """
     return cast(ReasoningTextPart, _checked(data, _REASONING_TEXT_PART_FIELDS))
 
 
@@ -2674,7 +2684,7 @@ class ResponseReasoningItem(TypedDict, total=False):
 
 def validate_response_reasoning_item(data: Any) -> ResponseReasoningItem:
     """Check a decoded JSON object as a ResponseReasoningItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseReasoningItem, _checked(data, _RESPONSE_REASONING_ITEM_FIELDS))
 
@@ -2723,7 +2733,7 @@ ResponseCustomToolCall = TypedDict(
 
 def validate_response_custom_tool_call(data: Any) -> ResponseCustomToolCall:
     """Check a decoded JSON object as a ResponseCustomToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCall, _checked(data, _RESPONSE_CUSTOM_TOOL_CALL_FIELDS)
@@ -2780,7 +2790,7 @@ def validate_response_custom_tool_call_output(
     data: Any,
 ) -> ResponseCustomToolCallOutput:
     """Check a decoded JSON object as a ResponseCustomToolCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallOutput,
@@ -2818,7 +2828,7 @@ class ItemReference(TypedDict, total=False):
 
 
 def validate_item_reference(data: Any) -> ItemReference:
-    """Check a decoded JSON object as a ItemReference; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ItemReference; raises `StreamDecodeError`."""
     return cast(ItemReference, _checked(data, _ITEM_REFERENCE_FIELDS))
 
 
@@ -2840,7 +2850,7 @@ class OtherResponseInputItem(TypedDict, total=False):
 
 def validate_other_response_input_item(data: Any) -> OtherResponseInputItem:
     """Check a decoded JSON object as a OtherResponseInputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseInputItem, _checked(data, _OTHER_RESPONSE_INPUT_ITEM_FIELDS)
@@ -2920,7 +2930,7 @@ FunctionTool = TypedDict(
 
 
 def validate_function_tool(data: Any) -> FunctionTool:
-    """Check a decoded JSON object as a FunctionTool; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a FunctionTool; raises `StreamDecodeError`."""
     return cast(FunctionTool, _checked(data, _FUNCTION_TOOL_FIELDS))
 
 
@@ -2950,7 +2960,9 @@ class OtherResponseTool(TypedDict, total=False):
 
 
 def validate_other_response_tool(data: Any) -> OtherResponseTool:
-    """Check a decoded JSON object as a OtherResponseTool; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherResponseTool; raises
+    `StreamDecodeError`.
+    """
     return cast(OtherResponseTool, _checked(data, _OTHER_RESPONSE_TOOL_FIELDS))
 
 
@@ -3001,7 +3013,7 @@ class ResponseToolChoice(TypedDict, total=False):
 
 def validate_response_tool_choice(data: Any) -> ResponseToolChoice:
     """Check a decoded JSON object as a ResponseToolChoice; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseToolChoice, _checked(data, _RESPONSE_TOOL_CHOICE_FIELDS))
 
@@ -3043,7 +3055,7 @@ class Reasoning(TypedDict, total=False):
 
 
 def validate_reasoning(data: Any) -> Reasoning:
-    """Check a decoded JSON object as a Reasoning; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Reasoning; raises `StreamDecodeError`."""
     return cast(Reasoning, _checked(data, _REASONING_FIELDS))
 
 
@@ -3068,7 +3080,7 @@ class ResponseStreamOptions(TypedDict, total=False):
 
 def validate_response_stream_options(data: Any) -> ResponseStreamOptions:
     """Check a decoded JSON object as a ResponseStreamOptions; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseStreamOptions, _checked(data, _RESPONSE_STREAM_OPTIONS_FIELDS))
 
@@ -3089,7 +3101,7 @@ class Conversation(TypedDict, total=False):
 
 
 def validate_conversation(data: Any) -> Conversation:
-    """Check a decoded JSON object as a Conversation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Conversation; raises `StreamDecodeError`."""
     return cast(Conversation, _checked(data, _CONVERSATION_FIELDS))
 
 
@@ -3115,7 +3127,7 @@ class ResponseTextConfig(TypedDict, total=False):
 
 def validate_response_text_config(data: Any) -> ResponseTextConfig:
     """Check a decoded JSON object as a ResponseTextConfig; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseTextConfig, _checked(data, _RESPONSE_TEXT_CONFIG_FIELDS))
 
@@ -3145,7 +3157,7 @@ class ResponsePrompt(TypedDict, total=False):
 
 
 def validate_response_prompt(data: Any) -> ResponsePrompt:
-    """Check a decoded JSON object as a ResponsePrompt; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponsePrompt; raises `StreamDecodeError`."""
     return cast(ResponsePrompt, _checked(data, _RESPONSE_PROMPT_FIELDS))
 
 
@@ -3170,7 +3182,9 @@ class ContextManagement(TypedDict, total=False):
 
 
 def validate_context_management(data: Any) -> ContextManagement:
-    """Check a decoded JSON object as a ContextManagement; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ContextManagement; raises
+    `StreamDecodeError`.
+    """
     return cast(ContextManagement, _checked(data, _CONTEXT_MANAGEMENT_FIELDS))
 
 
@@ -3320,7 +3334,7 @@ class ResponseCreateRequest(TypedDict, total=False):
 
 def validate_response_create_request(data: Any) -> ResponseCreateRequest:
     """Check a decoded JSON object as a ResponseCreateRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseCreateRequest, _checked(data, _RESPONSE_CREATE_REQUEST_FIELDS))
 
@@ -3399,7 +3413,7 @@ class ResponseError(TypedDict, total=False):
 
 
 def validate_response_error(data: Any) -> ResponseError:
-    """Check a decoded JSON object as a ResponseError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseError; raises `StreamDecodeError`."""
     return cast(ResponseError, _checked(data, _RESPONSE_ERROR_FIELDS))
 
 
@@ -3423,7 +3437,9 @@ class IncompleteDetails(TypedDict, total=False):
 
 
 def validate_incomplete_details(data: Any) -> IncompleteDetails:
-    """Check a decoded JSON object as a IncompleteDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a IncompleteDetails; raises
+    `StreamDecodeError`.
+    """
     return cast(IncompleteDetails, _checked(data, _INCOMPLETE_DETAILS_FIELDS))
 
 
@@ -3446,7 +3462,7 @@ def validate_other_response_output_message_content(
     data: Any,
 ) -> OtherResponseOutputMessageContent:
     """Check a decoded JSON object as a OtherResponseOutputMessageContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseOutputMessageContent,
@@ -3519,7 +3535,7 @@ class ResponseOutputMessage(TypedDict, total=False):
 
 def validate_response_output_message(data: Any) -> ResponseOutputMessage:
     """Check a decoded JSON object as a ResponseOutputMessage; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseOutputMessage, _checked(data, _RESPONSE_OUTPUT_MESSAGE_FIELDS))
 
@@ -3557,7 +3573,7 @@ class FileSearchResult(TypedDict, total=False):
 
 
 def validate_file_search_result(data: Any) -> FileSearchResult:
-    """Check a decoded JSON object as a FileSearchResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a FileSearchResult; raises `StreamDecodeError`."""
     return cast(FileSearchResult, _checked(data, _FILE_SEARCH_RESULT_FIELDS))
 
 
@@ -3601,7 +3617,7 @@ class ResponseFileSearchToolCall(TypedDict, total=False):
 
 def validate_response_file_search_tool_call(data: Any) -> ResponseFileSearchToolCall:
     """Check a decoded JSON object as a ResponseFileSearchToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchToolCall,
@@ -3658,7 +3674,7 @@ def validate_response_function_tool_call_output_item(
     data: Any,
 ) -> ResponseFunctionToolCallOutputItem:
     """Check a decoded JSON object as a ResponseFunctionToolCallOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionToolCallOutputItem,
@@ -3725,7 +3741,7 @@ class ResponseFunctionWebSearch(TypedDict, total=False):
 
 def validate_response_function_web_search(data: Any) -> ResponseFunctionWebSearch:
     """Check a decoded JSON object as a ResponseFunctionWebSearch; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionWebSearch, _checked(data, _RESPONSE_FUNCTION_WEB_SEARCH_FIELDS)
@@ -3773,7 +3789,7 @@ class ResponseComputerToolCall(TypedDict, total=False):
 
 def validate_response_computer_tool_call(data: Any) -> ResponseComputerToolCall:
     """Check a decoded JSON object as a ResponseComputerToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseComputerToolCall, _checked(data, _RESPONSE_COMPUTER_TOOL_CALL_FIELDS)
@@ -3825,7 +3841,7 @@ def validate_response_computer_tool_call_output_item(
     data: Any,
 ) -> ResponseComputerToolCallOutputItem:
     """Check a decoded JSON object as a ResponseComputerToolCallOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseComputerToolCallOutputItem,
@@ -3867,7 +3883,7 @@ class Program(TypedDict, total=False):
 
 
 def validate_program(data: Any) -> Program:
-    """Check a decoded JSON object as a Program; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Program; raises `StreamDecodeError`."""
     return cast(Program, _checked(data, _PROGRAM_FIELDS))
 
 
@@ -3903,7 +3919,7 @@ class ProgramOutput(TypedDict, total=False):
 
 
 def validate_program_output(data: Any) -> ProgramOutput:
-    """Check a decoded JSON object as a ProgramOutput; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ProgramOutput; raises `StreamDecodeError`."""
     return cast(ProgramOutput, _checked(data, _PROGRAM_OUTPUT_FIELDS))
 
 
@@ -3946,7 +3962,7 @@ class ResponseToolSearchCall(TypedDict, total=False):
 
 def validate_response_tool_search_call(data: Any) -> ResponseToolSearchCall:
     """Check a decoded JSON object as a ResponseToolSearchCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseToolSearchCall, _checked(data, _RESPONSE_TOOL_SEARCH_CALL_FIELDS)
@@ -3996,7 +4012,7 @@ def validate_response_tool_search_output_item(
     data: Any,
 ) -> ResponseToolSearchOutputItem:
     """Check a decoded JSON object as a ResponseToolSearchOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseToolSearchOutputItem,
@@ -4035,7 +4051,7 @@ class AdditionalTools(TypedDict, total=False):
 
 
 def validate_additional_tools(data: Any) -> AdditionalTools:
-    """Check a decoded JSON object as a AdditionalTools; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AdditionalTools; raises `StreamDecodeError`."""
     return cast(AdditionalTools, _checked(data, _ADDITIONAL_TOOLS_FIELDS))
 
 
@@ -4068,7 +4084,7 @@ class ResponseCompactionItem(TypedDict, total=False):
 
 def validate_response_compaction_item(data: Any) -> ResponseCompactionItem:
     """Check a decoded JSON object as a ResponseCompactionItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCompactionItem, _checked(data, _RESPONSE_COMPACTION_ITEM_FIELDS)
@@ -4135,7 +4151,7 @@ class ImageGenerationCall(TypedDict, total=False):
 
 def validate_image_generation_call(data: Any) -> ImageGenerationCall:
     """Check a decoded JSON object as a ImageGenerationCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ImageGenerationCall, _checked(data, _IMAGE_GENERATION_CALL_FIELDS))
 
@@ -4188,7 +4204,7 @@ def validate_response_code_interpreter_tool_call(
     data: Any,
 ) -> ResponseCodeInterpreterToolCall:
     """Check a decoded JSON object as a ResponseCodeInterpreterToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterToolCall,
@@ -4229,7 +4245,7 @@ class LocalShellCall(TypedDict, total=False):
 
 
 def validate_local_shell_call(data: Any) -> LocalShellCall:
-    """Check a decoded JSON object as a LocalShellCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a LocalShellCall; raises `StreamDecodeError`."""
     return cast(LocalShellCall, _checked(data, _LOCAL_SHELL_CALL_FIELDS))
 
 
@@ -4265,7 +4281,7 @@ class LocalShellCallOutput(TypedDict, total=False):
 
 def validate_local_shell_call_output(data: Any) -> LocalShellCallOutput:
     """Check a decoded JSON object as a LocalShellCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(LocalShellCallOutput, _checked(data, _LOCAL_SHELL_CALL_OUTPUT_FIELDS))
 
@@ -4313,7 +4329,7 @@ def validate_response_function_shell_tool_call(
     data: Any,
 ) -> ResponseFunctionShellToolCall:
     """Check a decoded JSON object as a ResponseFunctionShellToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionShellToolCall,
@@ -4368,7 +4384,7 @@ def validate_response_function_shell_tool_call_output(
     data: Any,
 ) -> ResponseFunctionShellToolCallOutput:
     """Check a decoded JSON object as a ResponseFunctionShellToolCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionShellToolCallOutput,
@@ -4420,7 +4436,7 @@ class ResponseApplyPatchToolCall(TypedDict, total=False):
 
 def validate_response_apply_patch_tool_call(data: Any) -> ResponseApplyPatchToolCall:
     """Check a decoded JSON object as a ResponseApplyPatchToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchToolCall,
@@ -4473,7 +4489,7 @@ def validate_response_apply_patch_tool_call_output(
     data: Any,
 ) -> ResponseApplyPatchToolCallOutput:
     """Check a decoded JSON object as a ResponseApplyPatchToolCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchToolCallOutput,
@@ -4530,7 +4546,7 @@ class McpCall(TypedDict, total=False):
 
 
 def validate_mcp_call(data: Any) -> McpCall:
-    """Check a decoded JSON object as a McpCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a McpCall; raises `StreamDecodeError`."""
     return cast(McpCall, _checked(data, _MCP_CALL_FIELDS))
 
 
@@ -4570,7 +4586,7 @@ class McpListTools(TypedDict, total=False):
 
 
 def validate_mcp_list_tools(data: Any) -> McpListTools:
-    """Check a decoded JSON object as a McpListTools; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a McpListTools; raises `StreamDecodeError`."""
     return cast(McpListTools, _checked(data, _MCP_LIST_TOOLS_FIELDS))
 
 
@@ -4607,7 +4623,7 @@ class McpApprovalRequest(TypedDict, total=False):
 
 def validate_mcp_approval_request(data: Any) -> McpApprovalRequest:
     """Check a decoded JSON object as a McpApprovalRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(McpApprovalRequest, _checked(data, _MCP_APPROVAL_REQUEST_FIELDS))
 
@@ -4645,7 +4661,7 @@ class McpApprovalResponse(TypedDict, total=False):
 
 def validate_mcp_approval_response(data: Any) -> McpApprovalResponse:
     """Check a decoded JSON object as a McpApprovalResponse; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(McpApprovalResponse, _checked(data, _MCP_APPROVAL_RESPONSE_FIELDS))
 
@@ -4691,7 +4707,7 @@ def validate_response_custom_tool_call_output_item(
     data: Any,
 ) -> ResponseCustomToolCallOutputItem:
     """Check a decoded JSON object as a ResponseCustomToolCallOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallOutputItem,
@@ -4724,7 +4740,7 @@ class OtherResponseOutputItem(TypedDict, total=False):
 
 def validate_other_response_output_item(data: Any) -> OtherResponseOutputItem:
     """Check a decoded JSON object as a OtherResponseOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseOutputItem, _checked(data, _OTHER_RESPONSE_OUTPUT_ITEM_FIELDS)
@@ -4837,7 +4853,7 @@ def validate_tool_usage_image_gen_input_tokens_details(
     data: Any,
 ) -> ToolUsageImageGenInputTokensDetails:
     """Check a decoded JSON object as a ToolUsageImageGenInputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolUsageImageGenInputTokensDetails,
@@ -4868,7 +4884,7 @@ def validate_tool_usage_image_gen_cached_tokens_details(
     data: Any,
 ) -> ToolUsageImageGenCachedTokensDetails:
     """Check a decoded JSON object as a ToolUsageImageGenCachedTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolUsageImageGenCachedTokensDetails,
@@ -4899,7 +4915,7 @@ def validate_tool_usage_image_gen_output_tokens_details(
     data: Any,
 ) -> ToolUsageImageGenOutputTokensDetails:
     """Check a decoded JSON object as a ToolUsageImageGenOutputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolUsageImageGenOutputTokensDetails,
@@ -4942,7 +4958,9 @@ class ToolUsageImageGen(TypedDict, total=False):
 
 
 def validate_tool_usage_image_gen(data: Any) -> ToolUsageImageGen:
-    """Check a decoded JSON object as a ToolUsageImageGen; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUsageImageGen; raises
+    `StreamDecodeError`.
+    """
     return cast(ToolUsageImageGen, _checked(data, _TOOL_USAGE_IMAGE_GEN_FIELDS))
 
 
@@ -4975,7 +4993,7 @@ class ToolUsageWebSearch(TypedDict, total=False):
 
 def validate_tool_usage_web_search(data: Any) -> ToolUsageWebSearch:
     """Check a decoded JSON object as a ToolUsageWebSearch; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolUsageWebSearch, _checked(data, _TOOL_USAGE_WEB_SEARCH_FIELDS))
 
@@ -4999,7 +5017,7 @@ class ToolUsage(TypedDict, total=False):
 
 
 def validate_tool_usage(data: Any) -> ToolUsage:
-    """Check a decoded JSON object as a ToolUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUsage; raises `StreamDecodeError`."""
     return cast(ToolUsage, _checked(data, _TOOL_USAGE_FIELDS))
 
 
@@ -5024,7 +5042,7 @@ class CacheWriteTokensDetails(TypedDict, total=False):
 
 def validate_cache_write_tokens_details(data: Any) -> CacheWriteTokensDetails:
     """Check a decoded JSON object as a CacheWriteTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheWriteTokensDetails, _checked(data, _CACHE_WRITE_TOKENS_DETAILS_FIELDS)
@@ -5071,7 +5089,7 @@ class InputTokensDetails(TypedDict, total=False):
 
 def validate_input_tokens_details(data: Any) -> InputTokensDetails:
     """Check a decoded JSON object as a InputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(InputTokensDetails, _checked(data, _INPUT_TOKENS_DETAILS_FIELDS))
 
@@ -5118,7 +5136,7 @@ class OutputTokensDetails(TypedDict, total=False):
 
 def validate_output_tokens_details(data: Any) -> OutputTokensDetails:
     """Check a decoded JSON object as a OutputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OutputTokensDetails, _checked(data, _OUTPUT_TOKENS_DETAILS_FIELDS))
 
@@ -5153,7 +5171,7 @@ class OpenRouterCostDetails(TypedDict, total=False):
 
 def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     """Check a decoded JSON object as a OpenRouterCostDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterCostDetails, _checked(data, _OPEN_ROUTER_COST_DETAILS_FIELDS))
 
@@ -5183,7 +5201,9 @@ class XaiContextDetails(TypedDict, total=False):
 
 
 def validate_xai_context_details(data: Any) -> XaiContextDetails:
-    """Check a decoded JSON object as a XaiContextDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a XaiContextDetails; raises
+    `StreamDecodeError`.
+    """
     return cast(XaiContextDetails, _checked(data, _XAI_CONTEXT_DETAILS_FIELDS))
 
 
@@ -5275,7 +5295,7 @@ class ResponseUsage(TypedDict, total=False):
 
 
 def validate_response_usage(data: Any) -> ResponseUsage:
-    """Check a decoded JSON object as a ResponseUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseUsage; raises `StreamDecodeError`."""
     return cast(ResponseUsage, _checked(data, _RESPONSE_USAGE_FIELDS))
 
 
@@ -5329,7 +5349,7 @@ class AzureContentFilter(TypedDict, total=False):
 
 def validate_azure_content_filter(data: Any) -> AzureContentFilter:
     """Check a decoded JSON object as a AzureContentFilter; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureContentFilter, _checked(data, _AZURE_CONTENT_FILTER_FIELDS))
 
@@ -5576,7 +5596,7 @@ class Response(TypedDict, total=False):
 
 
 def validate_response(data: Any) -> Response:
-    """Check a decoded JSON object as a Response; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Response; raises `StreamDecodeError`."""
     return cast(Response, _checked(data, _RESPONSE_FIELDS))
 
 
@@ -5658,7 +5678,7 @@ class ResponseAudioDeltaEvent(TypedDict, total=False):
 
 def validate_response_audio_delta_event(data: Any) -> ResponseAudioDeltaEvent:
     """Check a decoded JSON object as a ResponseAudioDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioDeltaEvent, _checked(data, _RESPONSE_AUDIO_DELTA_EVENT_FIELDS)
@@ -5690,7 +5710,7 @@ class ResponseAudioDoneEvent(TypedDict, total=False):
 
 def validate_response_audio_done_event(data: Any) -> ResponseAudioDoneEvent:
     """Check a decoded JSON object as a ResponseAudioDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioDoneEvent, _checked(data, _RESPONSE_AUDIO_DONE_EVENT_FIELDS)
@@ -5730,7 +5750,7 @@ def validate_response_audio_transcript_delta_event(
     data: Any,
 ) -> ResponseAudioTranscriptDeltaEvent:
     """Check a decoded JSON object as a ResponseAudioTranscriptDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioTranscriptDeltaEvent,
@@ -5765,7 +5785,7 @@ def validate_response_audio_transcript_done_event(
     data: Any,
 ) -> ResponseAudioTranscriptDoneEvent:
     """Check a decoded JSON object as a ResponseAudioTranscriptDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioTranscriptDoneEvent,
@@ -5814,7 +5834,7 @@ def validate_response_code_interpreter_call_code_delta_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallCodeDeltaEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallCodeDeltaEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallCodeDeltaEvent,
@@ -5860,7 +5880,7 @@ def validate_response_code_interpreter_call_code_done_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallCodeDoneEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallCodeDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallCodeDoneEvent,
@@ -5904,7 +5924,7 @@ def validate_response_code_interpreter_call_completed_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallCompletedEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallCompletedEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallCompletedEvent,
@@ -5947,7 +5967,7 @@ def validate_response_code_interpreter_call_in_progress_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallInProgressEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallInProgressEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallInProgressEvent,
@@ -5990,7 +6010,7 @@ def validate_response_code_interpreter_call_interpreting_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallInterpretingEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallInterpretingEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallInterpretingEvent,
@@ -6031,7 +6051,7 @@ def validate_response_compaction_compacting_event(
     data: Any,
 ) -> ResponseCompactionCompactingEvent:
     """Check a decoded JSON object as a ResponseCompactionCompactingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCompactionCompactingEvent,
@@ -6073,7 +6093,7 @@ class CopilotTokenDetail(TypedDict, total=False):
 
 def validate_copilot_token_detail(data: Any) -> CopilotTokenDetail:
     """Check a decoded JSON object as a CopilotTokenDetail; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CopilotTokenDetail, _checked(data, _COPILOT_TOKEN_DETAIL_FIELDS))
 
@@ -6103,7 +6123,7 @@ class CopilotUsage(TypedDict, total=False):
 
 
 def validate_copilot_usage(data: Any) -> CopilotUsage:
-    """Check a decoded JSON object as a CopilotUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CopilotUsage; raises `StreamDecodeError`."""
     return cast(CopilotUsage, _checked(data, _COPILOT_USAGE_FIELDS))
 
 
@@ -6158,7 +6178,7 @@ class LlamaCppTimings(TypedDict, total=False):
 
 
 def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
-    """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a LlamaCppTimings; raises `StreamDecodeError`."""
     return cast(LlamaCppTimings, _checked(data, _LLAMA_CPP_TIMINGS_FIELDS))
 
 
@@ -6210,7 +6230,7 @@ class ResponseCompletedEvent(TypedDict, total=False):
 
 def validate_response_completed_event(data: Any) -> ResponseCompletedEvent:
     """Check a decoded JSON object as a ResponseCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCompletedEvent, _checked(data, _RESPONSE_COMPLETED_EVENT_FIELDS)
@@ -6238,7 +6258,7 @@ class OtherResponseContentPart(TypedDict, total=False):
 
 def validate_other_response_content_part(data: Any) -> OtherResponseContentPart:
     """Check a decoded JSON object as a OtherResponseContentPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseContentPart, _checked(data, _OTHER_RESPONSE_CONTENT_PART_FIELDS)
@@ -6312,7 +6332,7 @@ def validate_response_content_part_added_event(
     data: Any,
 ) -> ResponseContentPartAddedEvent:
     """Check a decoded JSON object as a ResponseContentPartAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseContentPartAddedEvent,
@@ -6367,7 +6387,7 @@ def validate_response_content_part_done_event(
     data: Any,
 ) -> ResponseContentPartDoneEvent:
     """Check a decoded JSON object as a ResponseContentPartDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseContentPartDoneEvent,
@@ -6405,7 +6425,7 @@ class ResponseCreatedEvent(TypedDict, total=False):
 
 def validate_response_created_event(data: Any) -> ResponseCreatedEvent:
     """Check a decoded JSON object as a ResponseCreatedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseCreatedEvent, _checked(data, _RESPONSE_CREATED_EVENT_FIELDS))
 
@@ -6438,7 +6458,7 @@ class ResponseErrorEventError(TypedDict, total=False):
 
 def validate_response_error_event_error(data: Any) -> ResponseErrorEventError:
     """Check a decoded JSON object as a ResponseErrorEventError; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseErrorEventError, _checked(data, _RESPONSE_ERROR_EVENT_ERROR_FIELDS)
@@ -6488,7 +6508,7 @@ class ResponseErrorEvent(TypedDict, total=False):
 
 def validate_response_error_event(data: Any) -> ResponseErrorEvent:
     """Check a decoded JSON object as a ResponseErrorEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseErrorEvent, _checked(data, _RESPONSE_ERROR_EVENT_FIELDS))
 
@@ -6528,7 +6548,7 @@ def validate_response_file_search_call_completed_event(
     data: Any,
 ) -> ResponseFileSearchCallCompletedEvent:
     """Check a decoded JSON object as a ResponseFileSearchCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchCallCompletedEvent,
@@ -6569,7 +6589,7 @@ def validate_response_file_search_call_in_progress_event(
     data: Any,
 ) -> ResponseFileSearchCallInProgressEvent:
     """Check a decoded JSON object as a ResponseFileSearchCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchCallInProgressEvent,
@@ -6610,7 +6630,7 @@ def validate_response_file_search_call_searching_event(
     data: Any,
 ) -> ResponseFileSearchCallSearchingEvent:
     """Check a decoded JSON object as a ResponseFileSearchCallSearchingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchCallSearchingEvent,
@@ -6661,7 +6681,7 @@ def validate_response_function_call_arguments_delta_event(
     data: Any,
 ) -> ResponseFunctionCallArgumentsDeltaEvent:
     """Check a decoded JSON object as a ResponseFunctionCallArgumentsDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionCallArgumentsDeltaEvent,
@@ -6707,7 +6727,7 @@ def validate_response_function_call_arguments_done_event(
     data: Any,
 ) -> ResponseFunctionCallArgumentsDoneEvent:
     """Check a decoded JSON object as a ResponseFunctionCallArgumentsDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionCallArgumentsDoneEvent,
@@ -6752,7 +6772,7 @@ def validate_response_shell_call_command_added_event(
     data: Any,
 ) -> ResponseShellCallCommandAddedEvent:
     """Check a decoded JSON object as a ResponseShellCallCommandAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallCommandAddedEvent,
@@ -6802,7 +6822,7 @@ def validate_response_shell_call_command_delta_event(
     data: Any,
 ) -> ResponseShellCallCommandDeltaEvent:
     """Check a decoded JSON object as a ResponseShellCallCommandDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallCommandDeltaEvent,
@@ -6848,7 +6868,7 @@ def validate_response_shell_call_command_done_event(
     data: Any,
 ) -> ResponseShellCallCommandDoneEvent:
     """Check a decoded JSON object as a ResponseShellCallCommandDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallCommandDoneEvent,
@@ -6880,7 +6900,7 @@ class ShellCallOutputContentDelta(TypedDict, total=False):
 
 def validate_shell_call_output_content_delta(data: Any) -> ShellCallOutputContentDelta:
     """Check a decoded JSON object as a ShellCallOutputContentDelta; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ShellCallOutputContentDelta,
@@ -6925,7 +6945,7 @@ def validate_response_shell_call_output_content_delta_event(
     data: Any,
 ) -> ResponseShellCallOutputContentDeltaEvent:
     """Check a decoded JSON object as a ResponseShellCallOutputContentDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallOutputContentDeltaEvent,
@@ -6974,7 +6994,7 @@ def validate_response_shell_call_output_content_done_event(
     data: Any,
 ) -> ResponseShellCallOutputContentDoneEvent:
     """Check a decoded JSON object as a ResponseShellCallOutputContentDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallOutputContentDoneEvent,
@@ -7017,7 +7037,7 @@ class LlamaCppPromptProgress(TypedDict, total=False):
 
 def validate_llama_cpp_prompt_progress(data: Any) -> LlamaCppPromptProgress:
     """Check a decoded JSON object as a LlamaCppPromptProgress; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         LlamaCppPromptProgress, _checked(data, _LLAMA_CPP_PROMPT_PROGRESS_FIELDS)
@@ -7059,7 +7079,7 @@ class ResponseInProgressEvent(TypedDict, total=False):
 
 def validate_response_in_progress_event(data: Any) -> ResponseInProgressEvent:
     """Check a decoded JSON object as a ResponseInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseInProgressEvent, _checked(data, _RESPONSE_IN_PROGRESS_EVENT_FIELDS)
@@ -7094,7 +7114,7 @@ class ResponseFailedEvent(TypedDict, total=False):
 
 def validate_response_failed_event(data: Any) -> ResponseFailedEvent:
     """Check a decoded JSON object as a ResponseFailedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseFailedEvent, _checked(data, _RESPONSE_FAILED_EVENT_FIELDS))
 
@@ -7126,7 +7146,7 @@ class ResponseIncompleteEvent(TypedDict, total=False):
 
 def validate_response_incomplete_event(data: Any) -> ResponseIncompleteEvent:
     """Check a decoded JSON object as a ResponseIncompleteEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseIncompleteEvent, _checked(data, _RESPONSE_INCOMPLETE_EVENT_FIELDS)
@@ -7196,7 +7216,7 @@ def validate_response_output_item_added_event(
     data: Any,
 ) -> ResponseOutputItemAddedEvent:
     """Check a decoded JSON object as a ResponseOutputItemAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseOutputItemAddedEvent,
@@ -7266,7 +7286,7 @@ class ResponseOutputItemDoneEvent(TypedDict, total=False):
 
 def validate_response_output_item_done_event(data: Any) -> ResponseOutputItemDoneEvent:
     """Check a decoded JSON object as a ResponseOutputItemDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseOutputItemDoneEvent,
@@ -7313,7 +7333,7 @@ def validate_response_reasoning_summary_part_added_event(
     data: Any,
 ) -> ResponseReasoningSummaryPartAddedEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryPartAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryPartAddedEvent,
@@ -7365,7 +7385,7 @@ def validate_response_reasoning_summary_part_done_event(
     data: Any,
 ) -> ResponseReasoningSummaryPartDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryPartDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryPartDoneEvent,
@@ -7420,7 +7440,7 @@ def validate_response_reasoning_summary_text_delta_event(
     data: Any,
 ) -> ResponseReasoningSummaryTextDeltaEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryTextDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryTextDeltaEvent,
@@ -7470,7 +7490,7 @@ def validate_response_reasoning_summary_text_done_event(
     data: Any,
 ) -> ResponseReasoningSummaryTextDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryTextDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryTextDoneEvent,
@@ -7524,7 +7544,7 @@ def validate_response_reasoning_text_delta_event(
     data: Any,
 ) -> ResponseReasoningTextDeltaEvent:
     """Check a decoded JSON object as a ResponseReasoningTextDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningTextDeltaEvent,
@@ -7574,7 +7594,7 @@ def validate_response_reasoning_text_done_event(
     data: Any,
 ) -> ResponseReasoningTextDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningTextDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningTextDoneEvent,
@@ -7626,7 +7646,7 @@ class ResponseRefusalDeltaEvent(TypedDict, total=False):
 
 def validate_response_refusal_delta_event(data: Any) -> ResponseRefusalDeltaEvent:
     """Check a decoded JSON object as a ResponseRefusalDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseRefusalDeltaEvent, _checked(data, _RESPONSE_REFUSAL_DELTA_EVENT_FIELDS)
@@ -7673,7 +7693,7 @@ class ResponseRefusalDoneEvent(TypedDict, total=False):
 
 def validate_response_refusal_done_event(data: Any) -> ResponseRefusalDoneEvent:
     """Check a decoded JSON object as a ResponseRefusalDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseRefusalDoneEvent, _checked(data, _RESPONSE_REFUSAL_DONE_EVENT_FIELDS)
@@ -7704,7 +7724,7 @@ class TextTopLogprob(TypedDict, total=False):
 
 
 def validate_text_top_logprob(data: Any) -> TextTopLogprob:
-    """Check a decoded JSON object as a TextTopLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextTopLogprob; raises `StreamDecodeError`."""
     return cast(TextTopLogprob, _checked(data, _TEXT_TOP_LOGPROB_FIELDS))
 
 
@@ -7736,7 +7756,7 @@ class TextLogprob(TypedDict, total=False):
 
 
 def validate_text_logprob(data: Any) -> TextLogprob:
-    """Check a decoded JSON object as a TextLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextLogprob; raises `StreamDecodeError`."""
     return cast(TextLogprob, _checked(data, _TEXT_LOGPROB_FIELDS))
 
 
@@ -7793,7 +7813,7 @@ class ResponseTextDeltaEvent(TypedDict, total=False):
 
 def validate_response_text_delta_event(data: Any) -> ResponseTextDeltaEvent:
     """Check a decoded JSON object as a ResponseTextDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseTextDeltaEvent, _checked(data, _RESPONSE_TEXT_DELTA_EVENT_FIELDS)
@@ -7845,7 +7865,7 @@ class ResponseTextDoneEvent(TypedDict, total=False):
 
 def validate_response_text_done_event(data: Any) -> ResponseTextDoneEvent:
     """Check a decoded JSON object as a ResponseTextDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseTextDoneEvent, _checked(data, _RESPONSE_TEXT_DONE_EVENT_FIELDS))
 
@@ -7886,7 +7906,7 @@ def validate_response_web_search_call_completed_event(
     data: Any,
 ) -> ResponseWebSearchCallCompletedEvent:
     """Check a decoded JSON object as a ResponseWebSearchCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseWebSearchCallCompletedEvent,
@@ -7927,7 +7947,7 @@ def validate_response_web_search_call_in_progress_event(
     data: Any,
 ) -> ResponseWebSearchCallInProgressEvent:
     """Check a decoded JSON object as a ResponseWebSearchCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseWebSearchCallInProgressEvent,
@@ -7968,7 +7988,7 @@ def validate_response_web_search_call_searching_event(
     data: Any,
 ) -> ResponseWebSearchCallSearchingEvent:
     """Check a decoded JSON object as a ResponseWebSearchCallSearchingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseWebSearchCallSearchingEvent,
@@ -8011,7 +8031,7 @@ def validate_response_image_gen_call_completed_event(
     data: Any,
 ) -> ResponseImageGenCallCompletedEvent:
     """Check a decoded JSON object as a ResponseImageGenCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallCompletedEvent,
@@ -8054,7 +8074,7 @@ def validate_response_image_gen_call_generating_event(
     data: Any,
 ) -> ResponseImageGenCallGeneratingEvent:
     """Check a decoded JSON object as a ResponseImageGenCallGeneratingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallGeneratingEvent,
@@ -8095,7 +8115,7 @@ def validate_response_image_gen_call_in_progress_event(
     data: Any,
 ) -> ResponseImageGenCallInProgressEvent:
     """Check a decoded JSON object as a ResponseImageGenCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallInProgressEvent,
@@ -8156,7 +8176,7 @@ def validate_response_image_gen_call_partial_image_event(
     data: Any,
 ) -> ResponseImageGenCallPartialImageEvent:
     """Check a decoded JSON object as a ResponseImageGenCallPartialImageEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallPartialImageEvent,
@@ -8215,7 +8235,7 @@ def validate_response_mcp_call_arguments_delta_event(
     data: Any,
 ) -> ResponseMcpCallArgumentsDeltaEvent:
     """Check a decoded JSON object as a ResponseMcpCallArgumentsDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallArgumentsDeltaEvent,
@@ -8261,7 +8281,7 @@ def validate_response_mcp_call_arguments_done_event(
     data: Any,
 ) -> ResponseMcpCallArgumentsDoneEvent:
     """Check a decoded JSON object as a ResponseMcpCallArgumentsDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallArgumentsDoneEvent,
@@ -8303,7 +8323,7 @@ def validate_response_mcp_call_completed_event(
     data: Any,
 ) -> ResponseMcpCallCompletedEvent:
     """Check a decoded JSON object as a ResponseMcpCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallCompletedEvent,
@@ -8342,7 +8362,7 @@ class ResponseMcpCallFailedEvent(TypedDict, total=False):
 
 def validate_response_mcp_call_failed_event(data: Any) -> ResponseMcpCallFailedEvent:
     """Check a decoded JSON object as a ResponseMcpCallFailedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallFailedEvent,
@@ -8383,7 +8403,7 @@ def validate_response_mcp_call_in_progress_event(
     data: Any,
 ) -> ResponseMcpCallInProgressEvent:
     """Check a decoded JSON object as a ResponseMcpCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallInProgressEvent,
@@ -8424,7 +8444,7 @@ def validate_response_mcp_list_tools_completed_event(
     data: Any,
 ) -> ResponseMcpListToolsCompletedEvent:
     """Check a decoded JSON object as a ResponseMcpListToolsCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpListToolsCompletedEvent,
@@ -8465,7 +8485,7 @@ def validate_response_mcp_list_tools_failed_event(
     data: Any,
 ) -> ResponseMcpListToolsFailedEvent:
     """Check a decoded JSON object as a ResponseMcpListToolsFailedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpListToolsFailedEvent,
@@ -8508,7 +8528,7 @@ def validate_response_mcp_list_tools_in_progress_event(
     data: Any,
 ) -> ResponseMcpListToolsInProgressEvent:
     """Check a decoded JSON object as a ResponseMcpListToolsInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpListToolsInProgressEvent,
@@ -8565,7 +8585,7 @@ def validate_response_output_text_annotation_added_event(
     data: Any,
 ) -> ResponseOutputTextAnnotationAddedEvent:
     """Check a decoded JSON object as a ResponseOutputTextAnnotationAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseOutputTextAnnotationAddedEvent,
@@ -8604,7 +8624,7 @@ class ResponseQueuedEvent(TypedDict, total=False):
 
 def validate_response_queued_event(data: Any) -> ResponseQueuedEvent:
     """Check a decoded JSON object as a ResponseQueuedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseQueuedEvent, _checked(data, _RESPONSE_QUEUED_EVENT_FIELDS))
 
@@ -8651,7 +8671,7 @@ def validate_response_custom_tool_call_input_delta_event(
     data: Any,
 ) -> ResponseCustomToolCallInputDeltaEvent:
     """Check a decoded JSON object as a ResponseCustomToolCallInputDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallInputDeltaEvent,
@@ -8697,7 +8717,7 @@ def validate_response_custom_tool_call_input_done_event(
     data: Any,
 ) -> ResponseCustomToolCallInputDoneEvent:
     """Check a decoded JSON object as a ResponseCustomToolCallInputDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallInputDoneEvent,
@@ -8749,7 +8769,7 @@ def validate_response_apply_patch_call_operation_diff_delta_event(
     data: Any,
 ) -> ResponseApplyPatchCallOperationDiffDeltaEvent:
     """Check a decoded JSON object as a ResponseApplyPatchCallOperationDiffDeltaEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchCallOperationDiffDeltaEvent,
@@ -8793,7 +8813,7 @@ def validate_response_apply_patch_call_operation_diff_done_event(
     data: Any,
 ) -> ResponseApplyPatchCallOperationDiffDoneEvent:
     """Check a decoded JSON object as a ResponseApplyPatchCallOperationDiffDoneEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchCallOperationDiffDoneEvent,
@@ -8841,7 +8861,7 @@ def validate_response_reasoning_part_added_event(
     data: Any,
 ) -> ResponseReasoningPartAddedEvent:
     """Check a decoded JSON object as a ResponseReasoningPartAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningPartAddedEvent,
@@ -8890,7 +8910,7 @@ def validate_response_reasoning_part_done_event(
     data: Any,
 ) -> ResponseReasoningPartDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningPartDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningPartDoneEvent,
@@ -8920,7 +8940,7 @@ class OtherResponseStreamEvent(TypedDict, total=False):
 
 def validate_other_response_stream_event(data: Any) -> OtherResponseStreamEvent:
     """Check a decoded JSON object as a OtherResponseStreamEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseStreamEvent, _checked(data, _OTHER_RESPONSE_STREAM_EVENT_FIELDS)
@@ -9187,20 +9207,20 @@ _RESPONSE_STREAM_EVENT_READER: Final[Callable[[Any], ResponseStreamEvent]] = _ta
 
 
 def loads(data: str | bytes) -> ResponseStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _RESPONSE_STREAM_EVENT_READER(_json(data))
 
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_response(_json(data))
 
 
 def loads_request(data: str | bytes) -> ResponseCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_response_create_request(_json(data))
 
 
@@ -9305,33 +9325,32 @@ def _awrite_events(
     return _awrite_responses(parts, tool_names)
 
 
-class ResponseAccumulator:
+class ResponseAccumulator(_EventAccumulator[ResponseStreamEvent, Response]):
     """Adds the events of one Responses stream up to its final `Response`, as
     openai-python's `ResponseStreamState` adds them (items by `output_index`, deltas
     appended to the part they address, `*.done` events authoritative, the final event's
     response the result unless its output is empty), losing nothing, and tolerant where
     openai-python raises: what changed between `added` and `done` (an item's id or
-    `call_id`, the response's id) is kept in `drift`. `summary()` is the same `Summary`
-    a chat stream gives, in chat's terms.
+    `call_id`, the response's id) is kept in `drift`.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the response so far (an empty response before any
+    event), `end()` says that the stream has ended, `result()` gives the response once
+    it has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _ResponsesAccumulator
+    _protocol = "responses"
+    _takes = frozenset({dict})
+    _named = "dict"
 
-    def __init__(self) -> None:
-        self._adding = _ResponsesAccumulator()
+    def _json_of(self, event: ResponseStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: ResponseStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Response | None:
-        """The response so far (None before the first event)."""
-        data = self._adding.snapshot()
-        return None if data is None else validate_response(data)
-
-    def result(self) -> Response:
-        """The response, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Response:
         return validate_response(data)
 
     @property
@@ -9340,15 +9359,7 @@ class ResponseAccumulator:
         after)` for an item's id or `call_id` between `added`, `done` and the final
         response, and for the response's id, in order.
         """
-        return self._adding.drift
-
-    def summary(self) -> Summary:
-        """What the response says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "responses", self._adding.result()
+        return cast("_ResponsesAccumulator", self._adding).drift
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..runtime.chat.events import _ChatEvents
-from ..runtime.errors import ChunkDecodeError, ErrorReport
+from ..runtime.errors import ErrorReport, StreamDecodeError
 from ..runtime.sse import ChunkStream, StreamError
 
 SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
@@ -69,7 +69,7 @@ def _json_lines(name: str, text: str) -> Capture:
             capture.chunks.append((number, _payload(line.encode())))
         except ErrorReport:
             capture.errors.append(line.strip())
-        except ChunkDecodeError as exc:
+        except StreamDecodeError as exc:
             raise CaptureError(f"{name}:{number}: {exc.message}") from None
     return capture
 
@@ -79,9 +79,9 @@ def _payload(data: bytes) -> dict[str, Any]:
     try:
         payload = json.loads(data)
     except ValueError as exc:
-        raise ChunkDecodeError(f"not JSON ({exc})") from None
+        raise StreamDecodeError(f"not JSON ({exc})") from None
     if not isinstance(payload, dict):
-        raise ChunkDecodeError(f"a JSON {type(payload).__name__}, not an object")
+        raise StreamDecodeError(f"a JSON {type(payload).__name__}, not an object")
     if "error" in payload and "choices" not in payload:
         raise ErrorReport("the payload reports an error instead of a chunk")
     return payload

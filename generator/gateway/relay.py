@@ -340,7 +340,7 @@ def added_up(protocol: str, stream: bytes) -> tuple[int, bytes]:
             for response_event in responses.iter_events(stream):
                 response.add(response_event)
             return 200, responses.dumps(response.result()).encode()
-        completion = chat.ChunkAccumulator()
+        completion = chat.ChatCompletionAccumulator()
         for chunk in chat.iter_chunks(stream):
             completion.add(chunk)
         return 200, chat.dumps(completion.result()).encode()

@@ -35,9 +35,10 @@ class Family:
     accumulator_doc: str = ""
     """How the accumulator adds events up, after its first words."""
     snapshot_doc: str = ""
-    """When the snapshot is None."""
-    kept: tuple[tuple[str, str], ...] = ()
-    """What the accumulator keeps beside the result, shown as attributes: (name, doc)."""
+    """What the snapshot is before the stream said anything."""
+    kept: tuple[tuple[str, str, str], ...] = ()
+    """What the accumulator keeps beside the result, shown as attributes: (name, type,
+    doc)."""
 
     @property
     def runtime(self) -> str:
@@ -85,7 +86,15 @@ FAMILIES = {
             " a tool's input read from its pieces when its block stops), losing nothing:"
             " unknown keys, blocks and events are kept."
         ),
-        snapshot_doc="None before `message_start`",
+        snapshot_doc="an empty message before any event",
+        kept=(
+            (
+                "misplaced",
+                "list[Any]",
+                "The deltas of another type than their block's (a server's bug"
+                " anthropic-sdk-python drops), as JSON data, in order.",
+            ),
+        ),
     ),
     "responses": Family(
         "responses",
@@ -121,10 +130,11 @@ FAMILIES = {
             " `added` and `done` (an item's id or `call_id`, the response's id) is kept in"
             " `drift`."
         ),
-        snapshot_doc="None before the first event",
+        snapshot_doc="an empty response before any event",
         kept=(
             (
                 "drift",
+                "list[tuple[str, Any, Any]]",
                 "What changed that openai-python refuses to see change: `(what, before,"
                 " after)` for an item's id or `call_id` between `added`, `done` and the"
                 " final response, and for the response's id, in order.",

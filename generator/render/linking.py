@@ -163,8 +163,9 @@ def link(
 # A template writes code whose names are read here without parsing it (parsing a few
 # megabytes of generated code took half of `make generate`); the formatter parses every
 # module after, and fails on one that is not Python. A name is an identifier outside
-# strings and comments and not after a dot, nor a field or a parameter declared at the
-# start of a line (`warnings: list[Warning]`); an f-string's fields count as code. What
+# strings and comments and not after a dot, nor a name declared or assigned at the start
+# of an indented line (a field `warnings: list[Warning]`, a class attribute `_named = ...`,
+# a keyword argument on a line of its own); an f-string's fields count as code. What
 # templates write keeps to that: a keyword argument or a local name is never also the
 # name of a runtime definition it does not use (it would be imported unused, which the
 # linters of `make lint` report).
@@ -176,7 +177,7 @@ _TOKENS = re.compile(
     rf"(?m)(?P<f>(?<![\w])[fF][rR]?(?:{_STRING_BODY}))"
     rf"|(?<![\w])[rRbBuU]{{0,2}}(?:{_STRING_BODY})"
     r"|#[^\n]*"
-    r"|^[ \t]+[A-Za-z_]\w*(?=[ \t]*:(?![:=]))"  # a field or parameter declared: bound
+    r"|^[ \t]+[A-Za-z_]\w*(?=[ \t]*(?::(?![:=])|=(?!=)))"  # declared or assigned: bound
     r"|(?<![.\w])(?P<name>[A-Za-z_]\w*)"
 )
 _FIELD = re.compile(r"\{([^{}]*)\}")

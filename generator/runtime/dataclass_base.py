@@ -12,7 +12,7 @@ from collections.abc import Callable
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self, TypeAlias, TypeVar, cast
 
-from .errors import ChunkDecodeError, _reject_error_report
+from .errors import StreamDecodeError, _reject_error_report
 from .extra import _NO_EXTRA, _Extra
 from .objects import _ARRANGED_AT_MOST, _problem, _read, _Retry, _Shape
 from .unset import UNSET
@@ -37,13 +37,14 @@ class _Object:
 
     @classmethod
     def from_dict(cls, data: Any) -> Self:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         shape = cls._fields
         if shape.report is not None:
             _reject_error_report(data, shape.report)
         try:
             known, other = _read(data, shape)
-        except (_Retry, ChunkDecodeError):
+        except (_Retry, StreamDecodeError):
             raise _problem(data, shape) from None
         if other and not shape.strict:
             known["extra"] = _Extra(other)  # else the default, the shared empty one

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ChunkDecodeError, _reject_error_report
+from .errors import StreamDecodeError, _reject_error_report
 from .objects import _problem, _read, _Retry, _Shape
 
 
@@ -20,7 +20,7 @@ def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
         _reject_error_report(data, shape.report)
     try:
         known, other = _read(data, shape)
-    except (_Retry, ChunkDecodeError):
+    except (_Retry, StreamDecodeError):
         raise _problem(data, shape) from None
     if other:
         known.update(other)

@@ -35,7 +35,7 @@ from typing import (
     runtime_checkable,
 )
 
-from .errors import ChunkDecodeError
+from .errors import StreamDecodeError
 from .json_text import _json
 
 _Chunk = TypeVar("_Chunk")
@@ -102,7 +102,7 @@ class SkippedEvent(NamedTuple):
     `on_error="skip"`."""
 
     event: ServerSentEvent
-    error: ChunkDecodeError
+    error: StreamDecodeError
 
 
 class RawEvent(NamedTuple, Generic[_Chunk]):
@@ -115,7 +115,7 @@ class RawEvent(NamedTuple, Generic[_Chunk]):
     event: ServerSentEvent | None
     """The event when it is not a chunk; None for a chunk, and for bytes that hold no
     event (comments, an event type without data, what follows `[DONE]`)."""
-    error: StreamError | ChunkDecodeError | None = None
+    error: StreamError | StreamDecodeError | None = None
     """What reading the event raised, in place of raising it: the error the server
     reported, or why its chunk did not decode."""
 
@@ -554,7 +554,7 @@ class _Events(Generic[_Chunk]):
         """The chunk an event carries (its `event:` name, b"" when it had none, and its
         data), or None: the event is kept apart (`event`, `other_events`), ends the
         stream (`done`), or was skipped. Raises `StreamError` for the server's error,
-        and `ChunkDecodeError` for a chunk that does not decode (unless skipped)."""
+        and `StreamDecodeError` for a chunk that does not decode (unless skipped)."""
         raise NotImplementedError
 
     def keep_raw(self) -> None:
@@ -571,7 +571,7 @@ class _Events(Generic[_Chunk]):
         if len(self.other_events) < KEPT_EVENTS:
             self.other_events.append(_cut(event))
 
-    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+    def _skipped(self, event: ServerSentEvent, error: StreamDecodeError) -> None:
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
@@ -832,7 +832,7 @@ class _SseFramer(Generic[_Chunk]):
         events.event = None
         try:
             chunk = self._decide(name, payload)
-        except (StreamError, ChunkDecodeError) as error:
+        except (StreamError, StreamDecodeError) as error:
             self.unsent.append(RawEvent(raw, None, events.event, error))
             return False
         event = None if chunk is not None else events.event
@@ -854,7 +854,7 @@ def _cut_name(name: str) -> str:
     return name if len(name) <= KEPT_NAME else name[: KEPT_NAME - 1] + "…"
 
 
-def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+def _kept(error: StreamDecodeError) -> StreamDecodeError:
     """`error` as kept with its cut event, holding no more than that event: at most
     `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
     or a path as deep), and neither the traceback (its frames' locals hold the whole
@@ -938,7 +938,7 @@ def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
+    except StreamDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from .errors import ChunkDecodeError, _key
+from .errors import StreamDecodeError, _key
 
 _T = TypeVar("_T")
 
 
-def _unexpected(expected: str, value: object) -> ChunkDecodeError:
-    return ChunkDecodeError(f"expected {expected}, got {_describe(value)}")
+def _unexpected(expected: str, value: object) -> StreamDecodeError:
+    return StreamDecodeError(f"expected {expected}, got {_describe(value)}")
 
 
 def _describe(value: object) -> str:
@@ -112,12 +112,12 @@ def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
             return list(value)
         try:
             return [decode(item) for item in value]
-        except ChunkDecodeError:
+        except StreamDecodeError:
             pass
         for index, item in enumerate(value):
             try:
                 decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(f"[{index}]") from None
         raise AssertionError("a decoder failed once and not again")
 
@@ -134,7 +134,7 @@ def _map_of(decode: Callable[[Any], _T]) -> Callable[[Any], dict[str, _T]]:
         for key, item in value.items():
             try:
                 out[key] = decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(_key(key)) from None
         return out
 

@@ -12,7 +12,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
 
-from .errors import ChunkDecodeError
+from .errors import StreamDecodeError
 from .objects import _problem, _read, _Retry, _Shape
 
 _S = TypeVar("_S")
@@ -50,7 +50,7 @@ def _read_struct(
     the struct's: it is checked, not passed."""
     try:
         known, other = _read(data, shape)
-    except (_Retry, ChunkDecodeError):
+    except (_Retry, StreamDecodeError):
         raise _problem(data, shape) from None
     if tag:
         known.pop(tag, None)
@@ -65,7 +65,7 @@ def _read_other(cls: Callable[[], _S], data: Any, shape: _Shape) -> _S:
     tag too, is kept as it came (msgspec tags the struct itself with "")."""
     try:
         _read(data, shape)  # checked: the tag is a string
-    except (_Retry, ChunkDecodeError):
+    except (_Retry, StreamDecodeError):
         raise _problem(data, shape) from None
     decoded = cls()
     _EXTRA[id(decoded)] = dict(data)

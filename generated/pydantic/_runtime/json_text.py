@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, cast
 
-from .errors import ChunkDecodeError, _key
+from .errors import StreamDecodeError, _key
 
 
 def _orjson_loads() -> Callable[[bytes], Any] | None:
@@ -52,7 +52,7 @@ _BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 def _check_depth(data: str | bytes) -> None:
-    """Raise `ChunkDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
+    """Raise `StreamDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
     `MAX_DEPTH`. Few opening brackets settle it; only then are they walked."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     if sum(map(raw.count, _OPENERS)) <= MAX_DEPTH:
@@ -63,7 +63,7 @@ def _check_depth(data: str | bytes) -> None:
         if bracket in b"[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise ChunkDecodeError(
+                raise StreamDecodeError(
                     f"JSON nested more than {MAX_DEPTH} deep, at byte {match.start()}"
                 )
         elif bracket != 34:  # 34 is '"': a string
@@ -94,8 +94,8 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON, nests
-    deeper than `MAX_DEPTH`, or holds a number no float holds."""
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON,
+    nests deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     if _fast_loads is not None and len(data) <= _FAST_MOST:
@@ -114,20 +114,20 @@ def _json(data: str | bytes) -> Any:
     except _NotFinite:
         raise _not_finite_at(data) from None
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+        raise StreamDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+        raise StreamDecodeError("invalid JSON: nested too deeply") from None
 
 
 class _Mark(str):
     """The text of a number that is not finite, marking where it was read."""
 
 
-def _not_finite_at(data: str | bytes) -> ChunkDecodeError:
+def _not_finite_at(data: str | bytes) -> StreamDecodeError:
     """The error at the first number of `data` that is not finite (read again, with
     each such number marked)."""
     value = json.loads(data, parse_float=_mark_float, parse_constant=_Mark)
-    return _marked_error(value) or ChunkDecodeError("not a finite number")
+    return _marked_error(value) or StreamDecodeError("not a finite number")
 
 
 def _mark_float(text: str) -> float | _Mark:
@@ -135,13 +135,13 @@ def _mark_float(text: str) -> float | _Mark:
     return _Mark(text) if number - number != 0.0 else number
 
 
-def _marked_error(value: Any) -> ChunkDecodeError | None:
+def _marked_error(value: Any) -> StreamDecodeError | None:
     """The located error of the first `_Mark` in `value`, found without recursion."""
     todo: list[tuple[Any, list[str]]] = [(value, [])]
     while todo:
         item, segments = todo.pop()
         if isinstance(item, _Mark):
-            error = ChunkDecodeError(f"{item} is not a finite JSON number")
+            error = StreamDecodeError(f"{item} is not a finite JSON number")
             for segment in segments:
                 error.under(segment)
             return error

@@ -1,5 +1,5 @@
 """What the pydantic target adds: the validators its field annotations name, and the
-turning of pydantic's errors into a `ChunkDecodeError` whose path follows the data."""
+turning of pydantic's errors into a `StreamDecodeError` whose path follows the data."""
 
 # Private names are shared between these files and used by the generated code.
 # pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
@@ -25,7 +25,7 @@ from pydantic_core import (
     to_json,
 )
 
-from .errors import ChunkDecodeError, _error_payload, _key
+from .errors import StreamDecodeError, _error_payload, _key
 from .json_text import _SHALLOW, _check_depth, _not_finite_at, _wire_text
 
 _V = TypeVar("_V")
@@ -222,7 +222,7 @@ def _validate(
     aliased: bool = False,
 ) -> _M:
     """`data` validated as `model` (a model, or a union's type adapter); raises
-    `ChunkDecodeError`. `union_tags` and `report` (the keys of the model's
+    `StreamDecodeError`. `union_tags` and `report` (the keys of the model's
     `error_when`) help name the problem, as `_decode_error` says; `aliased`: whether
     some field's wire key is not its Python name."""
     if len(data) > _SHALLOW:
@@ -322,12 +322,12 @@ def _decode_error(
     data: str | bytes,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None,
-) -> ChunkDecodeError:
-    """Turn pydantic's most specific error into a ChunkDecodeError whose path follows
+) -> StreamDecodeError:
+    """Turn pydantic's most specific error into a StreamDecodeError whose path follows
     the data; a payload that `report` (has, lacks) calls an error report is one."""
     errors = exc.errors(include_url=False)
     if errors[0]["type"] == "json_invalid":
-        return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
+        return StreamDecodeError(f"invalid JSON: {errors[0]['msg']}")
     if any(e["type"] == "finite_number" for e in errors):
         return _not_finite_at(data)  # located as the other targets locate it
     value: Any = json.loads(data)
@@ -351,7 +351,7 @@ def _decode_error(
     cause = error.get("ctx", {}).get("error")
     where, last = error["loc"][:-1], error["loc"][-1] if error["loc"] else None
     if error["input"] is None and error["type"] != "missing":
-        result = ChunkDecodeError("must not be null")
+        result = StreamDecodeError("must not be null")
     elif isinstance(last, str) and last.startswith("~"):
         # Every alternative of a union of JSON kinds refused the value's kind.
         kinds = [
@@ -360,11 +360,11 @@ def _decode_error(
             if e["loc"][:-1] == where and str(e["loc"][-1]).startswith("~")
         ]
         expected, got = ", ".join(kinds), _json_kind(error["input"])
-        result = ChunkDecodeError(f"expected {expected}, got {got}")
-    elif isinstance(cause, ChunkDecodeError):
+        result = StreamDecodeError(f"expected {expected}, got {got}")
+    elif isinstance(cause, StreamDecodeError):
         result = cause
     else:
-        result = ChunkDecodeError(
+        result = StreamDecodeError(
             str(cause) if isinstance(cause, ValueError) else error["msg"]
         )
     for segment in reversed(segments):

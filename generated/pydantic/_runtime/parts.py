@@ -1,7 +1,8 @@
 """The vocabulary every protocol is read into, the same in every target: the `Part`s of
 a stream (`iter_parts`, any protocol's), the `Summary` a stream adds up to, and the
 meanings (`MEANINGS`) the spec's `means:` may name. `_summary_of_parts` adds any
-protocol's parts up to a summary."""
+protocol's parts up to a summary; `_StreamAccumulator` is what every protocol's
+accumulator is."""
 
 # Private names are shared between these files and used by the generated code.
 # pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
@@ -11,9 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from .json_text import _paired
+from .sse import _Chunk
+
+_Completion = TypeVar("_Completion")
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,4 +422,60 @@ class _PartsOfChoice:
             ),
             reasoning_items=tuple(self.items),
             server_tools=tuple(sorted(self.servers.values(), key=_run_order)),
+        )
+
+
+class _StreamAccumulator(Generic[_Chunk, _Completion]):
+    """What every protocol's accumulator is (`ChatCompletionAccumulator`,
+    `MessageAccumulator`, `ResponseAccumulator`): `add` each chunk or event of its
+    module as it arrives; `snapshot()` for what they make so far, valid mid-stream and
+    never None (before the first, an empty one); `end()` to say that the stream has
+    ended (what was held back for what might follow is final); `result()` once it has
+    (it calls `end()`); `summary()` for what they say, in every protocol's terms. `add`
+    refuses anything else with the same `TypeError`, saying what it takes."""
+
+    __slots__ = ()
+    _takes: ClassVar[frozenset[type[Any]]]
+    """The classes of the module's chunks or events (`dict` for TypedDicts): what `add`
+    takes, each at the cost of a look-up."""
+    _named: ClassVar[str]
+    """What `add` takes, as its error names it: the chunk's type, or the union of the
+    events' (`dict` for TypedDicts)."""
+    _noun: ClassVar[str] = "chunk"
+    """What `add` takes, in words: "chunk" or "event"."""
+
+    def add(self, chunk: _Chunk) -> None:
+        raise NotImplementedError
+
+    def snapshot(self) -> _Completion:
+        raise NotImplementedError
+
+    def end(self) -> None:
+        raise NotImplementedError
+
+    def result(self) -> _Completion:
+        raise NotImplementedError
+
+    def summary(self) -> Summary:
+        raise NotImplementedError
+
+    def _said(self) -> tuple[str, Any]:
+        """What the stream added up to, as its protocol's JSON data (the protocol, the
+        data), as `assistant_message` takes it."""
+        raise NotImplementedError
+
+    def _check(self, value: object) -> None:
+        """Raise `add`'s `TypeError` for what is not a chunk or an event of the module
+        (a dict where they are objects, another protocol's, a JSON text), saying how to
+        make one; an instance of a subclass of one of `_takes` passes."""
+        if isinstance(value, tuple(self._takes)):
+            return
+        noun = self._noun
+        one = f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+        how = f"{one}'s JSON text becomes one by loads(text)"
+        if dict not in self._takes:  # TypedDicts: a JSON object is one
+            how += ", its JSON object by loads(json.dumps(data))"
+        raise TypeError(
+            f"{type(self).__name__}.add takes {one} of its module (a {self._named}, as "
+            f"loads and iter_{noun}s give), not a {type(value).__name__}: {how}"
         )

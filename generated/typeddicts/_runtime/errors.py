@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, cast
+from typing import Any, Final, cast
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class ChunkDecodeError(ValueError):
-    """The input is not a valid chunk. `path` points at the offending place, as in
-    `$.choices[0].delta.tool_calls[1].index`; `message` says what is wrong there.
+class StreamDecodeError(ValueError):
+    """The input is not a valid chunk or event (of any protocol). `path` points at the
+    offending place, as in `$.choices[0].delta.tool_calls[1].index`; `message` says
+    what is wrong there.
     """
 
     def __init__(self, message: str) -> None:
@@ -26,7 +27,7 @@ class ChunkDecodeError(ValueError):
     def path(self) -> str:
         return "$" + "".join(reversed(self._segments))
 
-    def under(self, segment: str) -> ChunkDecodeError:
+    def under(self, segment: str) -> StreamDecodeError:
         """Record that the failing value sits under `segment` (`.key` or `[index]`)."""
         self._segments.append(segment)
         return self
@@ -35,7 +36,11 @@ class ChunkDecodeError(ValueError):
         return f"{self.path}: {self.message}"
 
 
-class ErrorReport(ChunkDecodeError):
+ChunkDecodeError = StreamDecodeError
+"""`StreamDecodeError`'s first name, kept: the same class."""
+
+
+class ErrorReport(StreamDecodeError):
     """The payload is a server's error report (an `error` object and no `choices`),
     not a chunk. In a stream, `iter_chunks` raises `StreamError` for it instead."""
 
@@ -64,3 +69,24 @@ def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
         has, lacks = report
         if data.get(has) is not None and lacks not in data:
             raise _error_payload(data[has]).under(_key(has))
+
+
+_CUT_OFF_BEFORE: Final = {
+    "chat": "data: [DONE]",
+    "messages": "message_stop",
+    "responses": "its response was complete",
+}
+"""What a stream of each protocol ends with when it is complete, as the error of one
+cut off before it says it."""
+
+
+def _cut_off_error(protocol: str) -> dict[str, str]:
+    """The error of a stream of `protocol` ("chat", "messages", "responses") that ended
+    before its end (cut off, or its last event cut mid-JSON and skipped): the "error"
+    part its reader gives last, and what a writer copying it ends with instead of the
+    end of a complete stream."""
+    return {
+        "message": f"the upstream stream ended before {_CUT_OFF_BEFORE[protocol]}: "
+        "what came is incomplete",
+        "type": "incomplete_stream",
+    }

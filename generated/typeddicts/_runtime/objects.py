@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeAlias
 
-from .errors import ChunkDecodeError, _key
+from .errors import StreamDecodeError, _key
 from .values import _EXACT, _unexpected
 
 _REJECT: Final = 0
@@ -152,7 +152,7 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, {key: data[key] for key in others}
 
 
-def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> StreamDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
     unknown key, when the shape is strict), so that every target reports the same one.
     """
@@ -161,19 +161,19 @@ def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     for key, (_, decode, nulls, required) in shape.rows.items():
         if key not in data:
             if required:
-                return ChunkDecodeError("missing required key").under(_key(key))
+                return StreamDecodeError("missing required key").under(_key(key))
             continue
         value = data[key]
         if value is None:
             if nulls == _REJECT:
-                return ChunkDecodeError("must not be null").under(_key(key))
+                return StreamDecodeError("must not be null").under(_key(key))
             continue
         try:
             decode(value)
-        except ChunkDecodeError as exc:
+        except StreamDecodeError as exc:
             return exc.under(_key(key))
     if shape.strict:
         for key in data:
             if key not in shape.rows:
-                return ChunkDecodeError("unknown key").under(_key(key))
+                return StreamDecodeError("unknown key").under(_key(key))
     raise AssertionError("_read refuses only what _problem finds")

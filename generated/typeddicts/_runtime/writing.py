@@ -28,7 +28,7 @@ class _EventWriter:
     _loss: ClassVar[type[UserWarning]] = UserWarning
     _protocol: ClassVar[str] = ""
     _noun: ClassVar[str] = ""
-    """What the stream is one of: "message", "response"."""
+    """What the stream is one of: "completion", "message", "response"."""
 
     def __init__(self) -> None:
         self.dropped: Counter[tuple[str, str]] = Counter()

@@ -18,7 +18,14 @@ TARGETS: dict[str, type[Target]] = {
 """Every target, in the order files are generated and documented."""
 
 TEMPLATE_NAMES = frozenset(
-    {"ChunkAccumulator", "dumps", "iter_chunks", "loads", "loads_completion"}
+    {
+        "ChatCompletionAccumulator",
+        "ChunkAccumulator",
+        "dumps",
+        "iter_chunks",
+        "loads",
+        "loads_completion",
+    }
 )
 """What templates/_module.jinja defines in every module."""
 

@@ -245,6 +245,16 @@ class Target:
         """An expression: the class every object of `model` is an instance of."""
         return model
 
+    def instance_classes(self, name: str) -> str:
+        """An expression: the set of the classes the objects of `name` (a model, or a
+        union the spec names: its members') are instances of."""
+        named = {u.name: u.union for u in self.spec.unions}
+        models = [name]
+        if name in named:
+            models = [o.name for o in named[name].options if isinstance(o, ModelRef)]
+        classes = dict.fromkeys(self.instance_class(m) for m in models)
+        return "frozenset({" + ", ".join(classes) + "})"
+
     def test_decoder(self, model: str) -> str:
         """The public decoder of a model's JSON data, in the generated tests (the module
         is imported as `target`)."""
@@ -259,7 +269,7 @@ class Target:
     def exports(self, protocols: Collection[str] = ()) -> list[str]:
         """The sorted `__all__` of the module; `protocols` are the other protocols'
         modules made with it, which its `iter_events` reads."""
-        names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
+        names = ["StreamDecodeError", "ChunkDecodeError", "ErrorReport", "loads", "dumps"]
         names += ["ChunkStream", "AsyncChunkStream", "ServerSentEvent", "StreamError"]
         names += ["EventTooLargeError", "EventlessStreamWarning", "RawEvent", "SkippedEvent"]
         names += ["iter_chunks", "aiter_chunks"]
@@ -279,7 +289,8 @@ class Target:
             names += ["iter_events", "aiter_events", "write_parts", "awrite_parts"]
             names += ["ChatLossWarning"]
         if self.spec.completion is not None:
-            names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
+            names += ["ChatCompletionAccumulator", "ChunkAccumulator", "loads_completion"]
+            names += ["iter_parts", "aiter_parts"]
             names += ["to_dialect"]
             names += ["Summary", "ChoiceSummary", "UsageSummary", "ToolCallSummary"]
             names += ["Citation", "ReasoningItem", "Part", "ToolCallPart", "ServerToolSummary"]
@@ -295,7 +306,8 @@ class Target:
     def family_exports(self) -> list[str]:
         """The sorted `__all__` of a module of another protocol's events."""
         family = FAMILIES[self.spec.family]
-        names = ["ChunkDecodeError", "StreamError", "loads", f"loads_{family.result}", "dumps"]
+        names = ["StreamDecodeError", "ChunkDecodeError", "StreamError", "loads", "dumps"]
+        names += [f"loads_{family.result}"]
         names += ["iter_events", "aiter_events", "iter_parts", "aiter_parts"]
         names += ["write_parts", "awrite_parts", family.accumulator, "Part", "Summary"]
         names += [f"{family.title}LossWarning"]

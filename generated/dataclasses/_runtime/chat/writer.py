@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Final, cast
 
 from ..json_text import _wire_text
-from ..parts import _ANTHROPIC_FORMAT, Citation, Identity, Part, UsageSummary
+from ..parts import _ANTHROPIC_FORMAT, Citation, Identity, Part
 from ..sse import StreamError
-from ..writing import _warn_dropped
+from ..writing import _EventWriter
 from .dialects import _Dialect, _openai_usage, _ThinkBlocks
 from .events import SSE_DONE, sse_error
 
@@ -29,12 +28,12 @@ class ChatLossWarning(UserWarning):
     why."""
 
 
-class _ChatWriter:
-    """Writes the parts of one stream as chat chunks (`data: {...}` events), each
-    meaning where the dialect writes it: the answer in `content`, a refusal in
-    `refusal`, reasoning in the dialect's key (or in `content` between its tags),
-    signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
-    one chat spelling that holds them), tool calls numbered from 0 in each choice,
+class _ChatWriter(_EventWriter):
+    """Writes the parts of one stream as chat chunks (`data: {...}` events; see
+    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`,
+    a refusal in `refusal`, reasoning in the dialect's key (or in `content` between its
+    tags), signatures and opaque reasoning as OpenRouter's `reasoning_details` entries
+    (the one chat spelling that holds them), tool calls numbered from 0 in each choice,
     cited sources as `annotations` (those of no choice on the first), each finish
     reason on its choice, and the last usage report in one chunk after the last
     choice's, where OpenAI writes it (a cost as `usage.cost` and the tools the server
@@ -43,9 +42,11 @@ class _ChatWriter:
     creation time, as Messages, is given the time of writing), which writes the first
     chunk at once: choice 0 opened with its role, before the model's first token. The
     stream ends with `[DONE]`, or, after an "error" part or an error raised by the
-    parts, with the usage said so far and the error (`sse_error`): never `[DONE]`. What
-    is not written is counted in `dropped` and said once per stream in a
-    `ChatLossWarning`."""
+    parts, with the usage said so far and the error (`sse_error`): never `[DONE]`. Each
+    call gives the chunks of one part, or of the end, as one piece of bytes (or none).
+    A completion holds every choice: unlike the other protocols' writers, parts of any
+    choice are written, and a second start writes nothing. What is not written is
+    counted in `dropped` and said once per stream in a `ChatLossWarning`."""
 
     __slots__ = (
         "_blocks",
@@ -55,13 +56,14 @@ class _ChatWriter:
         "_head",
         "_names",
         "_open",
-        "_report",
-        "dropped",
     )
 
+    _loss = ChatLossWarning
+    _protocol = "chat"
+    _noun = "completion"
+
     def __init__(self, dialect: _Dialect) -> None:
-        self.dropped: Counter[tuple[str, str]] = Counter()
-        """What was not written, by (part kind, why)."""
+        super().__init__()
         self._dialect = dialect
         self._head: dict[str, Any] | None = None
         """The keys every chunk starts with: id, object, created, model."""
@@ -70,34 +72,37 @@ class _ChatWriter:
         self._calls: dict[int, dict[object, int]] = {}
         """Of each choice, the index each of its calls was written with, by the call's
         own index or id."""
-        self._report: UsageSummary | None = None
         self._blocks = _ThinkBlocks()
         self._entries: dict[tuple[int, str], int] = {}
         """Of each choice, how many entries each list it adds to has had."""
         self._names: dict[tuple[int, int], str] = {}
         """The name written so far of each call, by (choice, the call's index)."""
 
-    def write(self, part: Part) -> bytes:
-        """The event of one part (b"" for a part that writes nothing yet)."""
+    def write(self, part: Part) -> list[bytes]:
+        """The chunk of one part (none for a part that writes nothing yet); an "error"
+        part ends the stream (`fail`)."""
         kind = part.kind
+        if self._ended:
+            self._drop(kind, f"after the end of the {self._noun}")
+            return []
         if kind == "start":
             if self._head is not None:
-                return b""  # a second start, or one after the first chunk was written
+                return []  # a second start, or one after the first chunk was written
             self._head = _chat_head(part.identity)
             # The first choice opened at once (its role, as OpenAI's first chunk): the
             # client hears before the first token, not after the model's prefill.
-            return self._chunk(0, {}, None)
+            return [self._chunk(0, {}, None)]
         if kind == "usage":
             if part.usage is not None:
-                self._report = part.usage
-            return b""
+                self._usage = part.usage
+            return []
         if kind == "error":
-            raise _ChatFailed(part.error if part.error is not None else part.text)
+            return self.fail(part.error, part.text)
         index = part.choice
         if index is None and kind == "citation":
             index = 0  # a source the stream cites (Perplexity's): on the first choice
         if index is None:
-            return b""
+            return []
         delta: dict[str, Any] = {}
         finish = None
         if kind in ("text", "reasoning", "refusal"):
@@ -119,32 +124,47 @@ class _ChatWriter:
         elif kind == "citation":
             if part.citation is None or not part.citation.url:
                 # A place in a document or file the request gave: chat's needs a URL.
-                self.dropped[(kind, "a citation without a URL has no place")] += 1
-                return b""
+                self._drop(kind, "a citation without a URL has no place")
+                return []
             delta["annotations"] = [self._annotation(index, part.citation)]
         elif kind == "finish":
             self._close_think(delta, index)
             finish = part.text
         else:
-            self.dropped[(kind, "a tool the server ran: chat has no place for it")] += 1
-            return b""
-        return self._chunk(index, delta, finish)
+            self._drop(kind, "a tool the server ran: chat has no place for it")
+            return []
+        return [self._chunk(index, delta, finish)]
 
-    def end(self) -> bytes:
-        """What follows the last part: the usage chunk, if any, and `[DONE]`."""
+    def end(self) -> list[bytes]:
+        """What follows the last part: the think blocks left open closed, the usage
+        chunk, if any, and `[DONE]` (none once the stream has ended)."""
+        if self._ended:
+            return []
+        self._ended = True
         out = b""
         for index in sorted(self._open):
             delta: dict[str, Any] = {}
             self._close_think(delta, index)
             if delta:
                 out += self._chunk(index, delta, None)
-        return out + self._usage() + SSE_DONE
+        return [out + self._usage_chunk() + SSE_DONE]
 
-    def _usage(self) -> bytes:
+    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
+        """The events that end a stream that failed, instead of `[DONE]`: the usage
+        said before the error (a Messages `message_start`'s), which nothing after it
+        would say, then the error (`_chat_failure`); `message` is the error's words
+        when `error` is None. Without a report (a gateway holds it back from a chat
+        client that did not ask for usage) only the error."""
+        if self._ended:
+            return []
+        self._ended = True
+        return [self._usage_chunk() + _chat_failure(error, message)]
+
+    def _usage_chunk(self) -> bytes:
         """The usage chunk, where OpenAI writes it (b"" without a report): a cost as
         `usage.cost` and the tools the server ran as
         `server_tool_use_details.tool_calls_executed`, as OpenRouter writes them."""
-        report = self._report
+        report = self._usage
         if report is None:
             return b""
         usage = _openai_usage({}, report)
@@ -154,39 +174,6 @@ class _ChatWriter:
             runs = {"tool_calls_executed": report.server_tool_calls}
             usage["server_tool_use_details"] = runs
         return _chat_event({**self._start(), "choices": [], "usage": usage})
-
-    def _failure(self, error: Exception) -> bytes:
-        """The events that end a stream that failed: the usage said before the error
-        (a Messages `message_start`'s), which nothing after it would say, then the
-        error. Without a report (a gateway holds it back from a chat client that did
-        not ask for usage) only the error."""
-        return self._usage() + _chat_failure(error)
-
-    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
-        try:
-            for part in parts:
-                event = self.write(part)
-                if event:
-                    yield event
-        except Exception as error:  # noqa: BLE001, RUF100 (the client must know)
-            yield self._failure(error)
-            return
-        finally:
-            _warn_dropped(self.dropped, "chat", ChatLossWarning)
-        yield self.end()
-
-    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
-        try:
-            async for part in parts:
-                event = self.write(part)
-                if event:
-                    yield event
-        except Exception as error:  # noqa: BLE001, RUF100
-            yield self._failure(error)
-            return
-        finally:
-            _warn_dropped(self.dropped, "chat", ChatLossWarning)
-        yield self.end()
 
     def _count(self, index: int, kind: str) -> int:
         """The index of a choice's next entry of a list the chunks add to (as its
@@ -261,14 +248,6 @@ class _ChatWriter:
         return _chat_event({**self._start(), "choices": [choice]})
 
 
-class _ChatFailed(Exception):
-    """An "error" part: the stream ends with its error."""
-
-    def __init__(self, error: Any) -> None:
-        super().__init__(error)
-        self.error = error
-
-
 def _chat_head(identity: Identity | None) -> dict[str, Any]:
     """The keys every chunk of a stream starts with, from the source's identity."""
     given = identity or Identity(None, None, None)
@@ -295,16 +274,21 @@ def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
     return {"type": "reasoning.encrypted", "data": part.text}
 
 
-def _chat_failure(error: Exception) -> bytes:
+def _chat_failure(error: Any, message: str | None = None) -> bytes:
     """The event that ends a stream that failed: the upstream's own error as it said
-    it (a `StreamError`, an "error" part's), or what was raised, as an error object."""
+    it (a `StreamError`, an "error" part's error object), or what was raised or said,
+    as an error object."""
     if isinstance(error, StreamError):
         return sse_error(error)
-    said = error.error if isinstance(error, _ChatFailed) else None
-    if isinstance(said, Mapping):
-        return sse_error(cast(Mapping[str, Any], said))
-    message = str(said) if said is not None else str(error) or type(error).__name__
-    return sse_error({"message": message, "type": "upstream_error"})
+    if isinstance(error, Mapping):
+        return sse_error(cast(Mapping[str, Any], error))
+    if isinstance(error, BaseException):
+        said = str(error) or type(error).__name__
+    elif error is not None:
+        said = str(error)
+    else:
+        said = message if message is not None else "the upstream stream failed"
+    return sse_error({"message": said, "type": "upstream_error"})
 
 
 def _chat_event(chunk: dict[str, Any]) -> bytes:

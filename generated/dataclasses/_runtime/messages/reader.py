@@ -441,22 +441,15 @@ def _messages_raw(piece: str) -> str:
     return raw if raw.__class__ is str else piece
 
 
-_MESSAGES_INCOMPLETE: Final = {
-    "message": "the upstream stream ended before message_stop: what came is incomplete",
-    "type": "incomplete_stream",
-}
-"""The error of a Messages stream cut off before its end."""
-
-
 def _messages_parts_of(
     events: Iterable[Any], data: Callable[[Any], Any]
 ) -> Iterator[Part]:
     """The parts of a stream of events (see `_events_parts`)."""
-    return _events_parts(_MessagesReader().read, events, data, _MESSAGES_INCOMPLETE)
+    return _events_parts(_MessagesReader().read, events, data, "messages")
 
 
 def _messages_aparts_of(
     events: AsyncIterable[Any], data: Callable[[Any], Any]
 ) -> AsyncIterator[Part]:
     """`_messages_parts_of` for events that arrive asynchronously."""
-    return _events_aparts(_MessagesReader().read, events, data, _MESSAGES_INCOMPLETE)
+    return _events_aparts(_MessagesReader().read, events, data, "messages")

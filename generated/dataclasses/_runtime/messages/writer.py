@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final
 
-from ..errors import ChunkDecodeError
+from ..errors import StreamDecodeError
 from ..json_text import _json, _json_string, _json_text, _wire_text
 from ..parts import _CALL_SCHEME, Identity, Part, UsageSummary, _marked, _name_joined
 from ..sse import StreamError
@@ -617,7 +617,7 @@ class _MessagesCall:
         if self.first == "{":
             try:
                 value = _json(text)
-            except ChunkDecodeError:
+            except StreamDecodeError:
                 value = None
             if value.__class__ is dict:
                 return self.pieces

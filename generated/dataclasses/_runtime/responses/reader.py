@@ -520,23 +520,15 @@ def _responses_error_part(error: Any, event: Any) -> Part:
     return Part("error", 0, message, event, error=error)
 
 
-_RESPONSES_CUT_OFF: Final = {
-    "message": "the upstream stream ended before its response was complete: "
-    "what came is incomplete",
-    "type": "incomplete_stream",
-}
-"""The error of a Responses stream cut off before its terminal event."""
-
-
 def _responses_parts_of(
     events: Iterable[Any], data: Callable[[Any], Any]
 ) -> Iterator[Part]:
     """The parts of a stream of events (see `_events_parts`)."""
-    return _events_parts(_ResponsesReader().read, events, data, _RESPONSES_CUT_OFF)
+    return _events_parts(_ResponsesReader().read, events, data, "responses")
 
 
 def _responses_aparts_of(
     events: AsyncIterable[Any], data: Callable[[Any], Any]
 ) -> AsyncIterator[Part]:
     """`_responses_parts_of` for events that arrive asynchronously."""
-    return _events_aparts(_ResponsesReader().read, events, data, _RESPONSES_CUT_OFF)
+    return _events_aparts(_ResponsesReader().read, events, data, "responses")

@@ -19,7 +19,7 @@ from collections.abc import (
 )
 from typing import Any, Final, cast
 
-from ..errors import ChunkDecodeError, ErrorReport
+from ..errors import ErrorReport, StreamDecodeError, _cut_off_error
 from ..json_text import _wire_text
 from ..sse import StreamError, _aclose, _Chunk, _close, _error_of, _Events
 
@@ -43,7 +43,7 @@ class _ChatEvents(_Events[_Chunk]):
         if payload.lstrip().startswith(b"{"):
             try:
                 return self._loads(payload)
-            except ChunkDecodeError as error:
+            except StreamDecodeError as error:
                 event = self.event = self._event(b"message", payload)
                 if isinstance(error, ErrorReport):
                     raise StreamError(_error_of(event.data), event) from None
@@ -100,14 +100,6 @@ def _error_object(error: Any) -> Any:
     return {"message": json.dumps(error)}
 
 
-_INCOMPLETE_STREAM: Final = {
-    "message": "the upstream stream ended before data: [DONE]: what came is incomplete",
-    "type": "incomplete_stream",
-}
-"""The error the writers end a stream with when the stream they copy ended without
-`[DONE]`: cut off, or its last event cut mid-JSON and skipped."""
-
-
 def _write_sse(
     chunks: Iterable[_Chunk],
     encode: Callable[[_Chunk], bytes],
@@ -115,7 +107,7 @@ def _write_sse(
 ) -> Iterator[bytes]:
     """The events of `chunks`, what `end` writes after the last (if anything), then
     `[DONE]`. An upstream's `StreamError` is written instead of `[DONE]`, and so is
-    `_INCOMPLETE_STREAM` when `chunks` is a stream that ended without `[DONE]`; any
+    chat's `_cut_off_error` when `chunks` is a stream that ended without `[DONE]`; any
     other error is raised. Closing the writer (a client that went away) closes
     `chunks` when it can be closed: an upstream stream."""
     try:
@@ -161,4 +153,6 @@ def _last_event(end: Callable[[], bytes] | None) -> tuple[bytes, ...]:
 def _end_of(chunks: object) -> bytes:
     """`[DONE]`, unless `chunks` is a stream that did not reach its own: a writer must
     not tell its client that a cut-off stream is complete."""
-    return SSE_DONE if getattr(chunks, "done", True) else sse_error(_INCOMPLETE_STREAM)
+    if getattr(chunks, "done", True):
+        return SSE_DONE
+    return sse_error(_cut_off_error("chat"))

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from itertools import compress
 from typing import Any, Final
 
+from ..errors import _cut_off_error
 from ..inline_reasoning import _Harmony, _Splitter, _ThinkTags
 from ..json_text import _paired
 from ..parts import (
@@ -31,7 +32,6 @@ from ..spellings import (
     _server_tool,
     _tool_call,
 )
-from .events import _INCOMPLETE_STREAM
 from .readings import (
     _CitePlaces,
     _Entry,
@@ -606,5 +606,5 @@ def _started_with(out: list[Part]) -> None:
 
 def _cut_off(chunk: Any) -> Part:
     """The "error" part of a stream that ended before its end (`[DONE]`)."""
-    error = dict(_INCOMPLETE_STREAM)
+    error = _cut_off_error("chat")
     return Part("error", None, str(error["message"]), chunk, error=error)

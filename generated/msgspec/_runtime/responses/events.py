@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, Literal, NoReturn, cast
 
-from ..errors import ChunkDecodeError
+from ..errors import StreamDecodeError
 from ..json_text import _json
 from ..sse import (
     KEPT_EVENTS,
@@ -62,7 +62,7 @@ class _ResponsesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             if name == b"error":
                 self._failed(name, payload)
             event = self._named(name, payload)
@@ -120,7 +120,7 @@ def _responses_failure(data: str) -> Any:
     whole payload when it has none (Dynamo sends `error: null`)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return data
     response: Any = payload.get("response") if payload.__class__ is dict else None
     error: Any = response.get("error") if response.__class__ is dict else None

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ..errors import ChunkDecodeError
+from ..errors import StreamDecodeError
 from ..sse import KEPT_EVENTS, StreamError, _Chunk, _cut, _error_of, _Events, _type_of
 
 
@@ -32,7 +32,7 @@ class _MessagesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             event = self.event = self._event(name or b"message", payload)
             if name == b"error":  # an error, however broken its JSON: raised
                 raise StreamError(_error_of(event.data), event) from None

@@ -9,11 +9,19 @@ texts from the reader that read them chunk by chunk."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar
 
 from ..inline_reasoning import _checked_tags, _ThinkTags
 from ..merge import _finish, _Kept, _merge, _Merged, _Plan
-from ..parts import _CHOICE_MEANINGS, _OPAQUE, _TEXTS, ChoiceSummary, Summary
+from ..parts import (
+    _CHOICE_MEANINGS,
+    _OPAQUE,
+    _TEXTS,
+    ChoiceSummary,
+    Summary,
+    _Completion,
+    _StreamAccumulator,
+)
 from ..spellings import (
     _by_meaning,
     _citations,
@@ -29,12 +37,11 @@ from ..sse import _Chunk
 from .reader import _Reader
 from .readings import _index_of, _Readings, _report_keys_in_choices, _usage
 
-_Completion = TypeVar("_Completion")
 
-
-class _Accumulator(Generic[_Chunk, _Completion]):
-    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
-    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
+class _Accumulator(_StreamAccumulator[_Chunk, _Completion]):
+    """What every `ChatCompletionAccumulator` does (see `_StreamAccumulator`); each
+    target says how a chunk reads as JSON data (`_json_of`) and how the merged data
+    reads as a completion (`_completion`)."""
 
     __slots__ = ("_merged", "_reader", "chunks")
     _plans: ClassVar[dict[str, _Plan]]
@@ -45,8 +52,6 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What `summary()` reads from the completion."""
     _readings: ClassVar[_Readings]
     """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
-    _chunk_class: ClassVar[type[Any]]
-    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -62,22 +67,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream: a chunk of this module, as `loads` and
         `iter_chunks` give. Anything else is a `TypeError` saying so."""
-        try:
-            data = self._json_of(chunk)
-            if self._reader.watches:
-                self._reader.watch(data, self._texts_so_far)
-            else:
-                self._reader.read(data)
-        except Exception:
-            # Checked only when reading failed: a chunk costs no check.
-            if isinstance(chunk, self._chunk_class):
-                raise
-            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
+        if chunk.__class__ not in self._takes:
+            self._check(chunk)
+        data = self._json_of(chunk)
+        if self._reader.watches:
+            self._reader.watch(data, self._texts_so_far)
+        else:
+            self._reader.read(data)
         _merge(self._merged, data)
         self.chunks += 1
 
     def snapshot(self) -> _Completion:
-        """The completion the chunks added so far make."""
+        """The completion the chunks added so far make (an empty one before the
+        first)."""
         return self._completion(_finish(self._merged))
 
     def result(self) -> _Completion:
@@ -118,21 +120,6 @@ class _Accumulator(Generic[_Chunk, _Completion]):
 
     def _completion(self, data: dict[str, Any]) -> _Completion:
         raise NotImplementedError
-
-
-def _not_a_chunk(
-    accumulator: type[Any], value: object, chunk_class: type[Any]
-) -> TypeError:
-    """The error of `add` given what is not a chunk of its module (a dict, say, where
-    the chunks are objects), and how to make one of it."""
-    how = "a chunk's JSON text becomes one by loads(text)"
-    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
-        how += ", its JSON object by loads(json.dumps(data))"
-    return TypeError(
-        f"{accumulator.__name__}.add takes a chunk of its module (a "
-        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
-        f"{type(value).__name__}: {how}"
-    )
 
 
 class _Summarised:

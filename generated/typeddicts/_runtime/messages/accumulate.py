@@ -9,9 +9,10 @@ from __future__ import annotations
 import copy
 from typing import Any, Final, cast
 
-from ..errors import ChunkDecodeError
+from ..errors import StreamDecodeError
 from ..json_text import _json
 from ..parts import Summary, _summary_of_parts
+from ..reading import _not_json_event
 from .reader import _MessagesReader
 
 
@@ -62,9 +63,9 @@ class _MessagesAccumulator:
         """Whether `message_start` came (an event before it starts a message too)."""
 
     def add(self, event: Any) -> None:
-        """Add one event (JSON data)."""
-        if event.__class__ is not dict:
-            return
+        """Add one event (JSON data: a dict; anything else is a `TypeError`)."""
+        if event.__class__ is not dict and not isinstance(cast(object, event), dict):
+            raise _not_json_event(self, event)
         kind = event.get("type")
         if kind == "message_start":
             if not self._started:
@@ -77,7 +78,7 @@ class _MessagesAccumulator:
         if kind not in _MESSAGES_ACCUMULATED:
             return  # ping, message_stop, an unknown event
         if self.message is None:
-            self.message = {"type": "message", "role": "assistant", "content": []}
+            self.message = _messages_empty()
         if kind == "content_block_start":
             block: Any = event.get("content_block")
             index: Any = event.get("index")
@@ -216,26 +217,33 @@ class _MessagesAccumulator:
                 if value is not None:
                     merged[key] = copy.deepcopy(value)
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The message so far, a copy: a tool's input whose block has not stopped is
-        read from its pieces so far (as JSON, or as text while it is no JSON yet)."""
+    def snapshot(self) -> dict[str, Any]:
+        """The message so far, a copy (an empty one before any event), a valid Message
+        at any point: a tool's input whose block has not stopped is its pieces so far
+        once they make a JSON object, and until then the input its block started with
+        (`summary()` gives the text they make)."""
         if self.message is None:
-            return None
+            return _messages_empty()
         message = copy.deepcopy(self.message)
         for index in self._pending:
             place = self._at.get(index)
-            if place is not None:
-                parsed = _messages_parsed(self._inputs[index])
+            parsed = _messages_parsed(self._inputs[index])
+            if place is not None and parsed.__class__ is dict:
                 message["content"][place]["input"] = parsed
         return message
 
-    def result(self) -> dict[str, Any]:
-        """The message, once the stream has ended (a stream cut off gives what came):
-        the input of a tool whose block never stopped is read from its pieces."""
+    def end(self) -> None:
+        """Say that the stream has ended: the input of a tool whose block never stopped
+        is read from its pieces, as its block's stop would read it."""
         for index in list(self._pending):
             self._parse(index)
+
+    def result(self) -> dict[str, Any]:
+        """The message, once the stream has ended (it calls `end()`; a stream cut off
+        gives what came)."""
+        self.end()
         if self.message is None:
-            self.message = {"type": "message", "role": "assistant", "content": []}
+            self.message = _messages_empty()
         return self.message
 
     def summary(self) -> Summary:
@@ -251,6 +259,11 @@ class _MessagesAccumulator:
         return _summary_of_parts(
             _MessagesReader().read({"type": "message_start", "message": message})
         )
+
+
+def _messages_empty() -> dict[str, Any]:
+    """The message of a stream that said nothing yet."""
+    return {"type": "message", "role": "assistant", "content": []}
 
 
 _MESSAGES_ACCUMULATED = frozenset(
@@ -302,5 +315,5 @@ def _messages_parsed(text: str) -> Any:
     """A tool's input from its JSON text; the text itself when it is no JSON."""
     try:
         return _json(text)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return text

@@ -12,6 +12,7 @@ from bisect import bisect_left
 from typing import Any, Final, cast
 
 from ..parts import Summary, _summary_of_parts
+from ..reading import _not_json_event
 from .reader import _paired_output, _ResponsesReader
 
 _RESPONSES_LIFECYCLE: Final = frozenset(
@@ -55,6 +56,11 @@ _RESPONSES_ARGUMENTS: Final = {
 """The events of a call's arguments, and the key of the item that holds them."""
 
 
+def _responses_empty() -> dict[str, Any]:
+    """The response of a stream that said nothing yet."""
+    return {"object": "response", "output": []}
+
+
 class _ResponsesAccumulator:
     """Adds the events of one Responses stream (JSON data) into its Response, as
     openai-python does: the lifecycle events (`created`, `in_progress`, ...) give the
@@ -93,9 +99,9 @@ class _ResponsesAccumulator:
         the item's `output_index` and the list (none: they are numbered 0, 1...)."""
 
     def add(self, event: Any) -> None:
-        """Add one event (JSON data)."""
-        if event.__class__ is not dict:
-            return
+        """Add one event (JSON data: a dict; anything else is a `TypeError`)."""
+        if event.__class__ is not dict and not isinstance(cast(object, event), dict):
+            raise _not_json_event(self, event)
         kind: Any = event.get("type")
         if kind.__class__ is not str:
             return
@@ -138,13 +144,21 @@ class _ResponsesAccumulator:
                 if notes.__class__ is list:
                     notes.append(copy.deepcopy(note))
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The response so far (None before any event)."""
-        return self.response
+    def snapshot(self) -> dict[str, Any]:
+        """The response so far, a copy (an empty one before any event)."""
+        if self.response is None:
+            return _responses_empty()
+        return copy.deepcopy(self.response)
+
+    def end(self) -> None:
+        """Say that the stream has ended: nothing changes, since nothing is held back
+        (each event is added as it comes). `result()` calls it."""
 
     def result(self) -> dict[str, Any]:
         """The response, as the final event said it (its output backfilled from the
-        stream's items when it is empty); what came, for a stream cut off before."""
+        stream's items when it is empty); what came, for a stream cut off before. It
+        calls `end()`."""
+        self.end()
         built = self._response()
         final = self._final
         if final is None:
@@ -177,7 +191,7 @@ class _ResponsesAccumulator:
 
     def _response(self) -> dict[str, Any]:
         if self.response is None:
-            self.response = {"object": "response", "output": []}
+            self.response = _responses_empty()
         return self.response
 
     def _lifecycle(self, kind: str, event: Any) -> None:

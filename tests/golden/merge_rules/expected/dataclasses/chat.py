@@ -39,7 +39,7 @@ from ._runtime.chat.frames import TokenFramesError, _TokenFrames
 from ._runtime.chat.reader import _aparts_of, _parts_of
 from ._runtime.chat.readings import _Readings, _Typed
 from ._runtime.dataclass_base import _Object
-from ._runtime.errors import ChunkDecodeError, ErrorReport
+from ._runtime.errors import ChunkDecodeError, ErrorReport, StreamDecodeError
 from ._runtime.extra import _no_extra
 from ._runtime.inline_reasoning import _checked_tags, _ThinkTags
 from ._runtime.json_text import MAX_DEPTH, _json, _json_string, _wire_text
@@ -95,6 +95,7 @@ __all__ = [
     "SSE_KEEP_ALIVE",
     "UNSET",
     "AsyncChunkStream",
+    "ChatCompletionAccumulator",
     "ChoiceSummary",
     "Chunk",
     "ChunkAccumulator",
@@ -117,6 +118,7 @@ __all__ = [
     "ServerSentEvent",
     "ServerToolSummary",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TokenFrames",
@@ -367,12 +369,12 @@ class Chunk(_Object):
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return Chunk.from_dict(_json(data))
 
 
 def loads_completion(data: str | bytes) -> Completion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return Completion.from_dict(_json(data))
 
@@ -397,7 +399,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
@@ -430,7 +432,7 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`."""
+    `think_tags` that of `ChatCompletionAccumulator`."""
     tags = _checked_tags(think_tags)
     if isinstance(source, ChunkStream):  # a stream of chunks, not of pieces
         chunks = cast("ChunkStream[Chunk]", source)
@@ -509,8 +511,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     none. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 
@@ -614,7 +616,7 @@ _DIALECTS: Final[tuple[_Dialect, ...]] = ()
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
-class ChunkAccumulator(_Accumulator[Chunk, Completion]):
+class ChatCompletionAccumulator(_Accumulator[Chunk, Completion]):
     """Adds up the chunks of one stream into the `Completion` they make.
 
     `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
@@ -636,13 +638,18 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = Chunk
+    _takes = frozenset({Chunk})
+    _named = "Chunk"
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)
 
     def _completion(self, data: dict[str, Any]) -> Completion:
         return Completion.from_dict(data)
+
+
+ChunkAccumulator = ChatCompletionAccumulator
+"""`ChatCompletionAccumulator`'s first name, kept: the same class."""
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()

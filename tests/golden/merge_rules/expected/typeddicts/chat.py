@@ -40,7 +40,7 @@ from ._runtime.chat.events import (
 from ._runtime.chat.frames import TokenFramesError, _TokenFrames
 from ._runtime.chat.reader import _aparts_of, _parts_of
 from ._runtime.chat.readings import _Readings
-from ._runtime.errors import ChunkDecodeError, ErrorReport
+from ._runtime.errors import ChunkDecodeError, ErrorReport, StreamDecodeError
 from ._runtime.inline_reasoning import _checked_tags, _ThinkTags
 from ._runtime.json_text import MAX_DEPTH, _json, _json_string, _wire_text
 from ._runtime.merge import _Plan
@@ -94,6 +94,7 @@ __all__ = [
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "AsyncChunkStream",
+    "ChatCompletionAccumulator",
     "ChoiceSummary",
     "Chunk",
     "ChunkAccumulator",
@@ -116,6 +117,7 @@ __all__ = [
     "ServerSentEvent",
     "ServerToolSummary",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TokenFrames",
@@ -158,7 +160,7 @@ class Item(TypedDict, total=False):
 
 
 def validate_item(data: Any) -> Item:
-    """Check a decoded JSON object as a Item; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Item; raises `StreamDecodeError`."""
     return cast(Item, _checked(data, _ITEM_FIELDS))
 
 
@@ -182,7 +184,7 @@ class Message(TypedDict, total=False):
 
 
 def validate_message(data: Any) -> Message:
-    """Check a decoded JSON object as a Message; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Message; raises `StreamDecodeError`."""
     return cast(Message, _checked(data, _MESSAGE_FIELDS))
 
 
@@ -218,7 +220,7 @@ class Completion(TypedDict, total=False):
 
 
 def validate_completion(data: Any) -> Completion:
-    """Check a decoded JSON object as a Completion; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Completion; raises `StreamDecodeError`."""
     return cast(Completion, _checked(data, _COMPLETION_FIELDS))
 
 
@@ -246,7 +248,7 @@ class ItemDelta(TypedDict, total=False):
 
 
 def validate_item_delta(data: Any) -> ItemDelta:
-    """Check a decoded JSON object as a ItemDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ItemDelta; raises `StreamDecodeError`."""
     return cast(ItemDelta, _checked(data, _ITEM_DELTA_FIELDS))
 
 
@@ -270,7 +272,7 @@ class Delta(TypedDict, total=False):
 
 
 def validate_delta(data: Any) -> Delta:
-    """Check a decoded JSON object as a Delta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Delta; raises `StreamDecodeError`."""
     return cast(Delta, _checked(data, _DELTA_FIELDS))
 
 
@@ -309,7 +311,7 @@ class Chunk(TypedDict, total=False):
 
 
 def validate_chunk(data: Any) -> Chunk:
-    """Check a decoded JSON object as a Chunk; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Chunk; raises `StreamDecodeError`."""
     return cast(Chunk, _checked(data, _CHUNK_FIELDS))
 
 
@@ -327,12 +329,12 @@ _CHUNK_FIELDS: Final = _Shape(
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return validate_chunk(_json(data))
 
 
 def loads_completion(data: str | bytes) -> Completion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return validate_completion(_json(data))
 
@@ -357,7 +359,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
@@ -390,7 +392,7 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`."""
+    `think_tags` that of `ChatCompletionAccumulator`."""
     tags = _checked_tags(think_tags)
     if isinstance(source, ChunkStream):  # a stream of chunks, not of pieces
         chunks = cast("ChunkStream[Chunk]", source)
@@ -463,8 +465,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     none. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 
@@ -558,7 +560,7 @@ _DIALECTS: Final[tuple[_Dialect, ...]] = ()
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
-class ChunkAccumulator(_Accumulator[Chunk, Completion]):
+class ChatCompletionAccumulator(_Accumulator[Chunk, Completion]):
     """Adds up the chunks of one stream into the `Completion` they make.
 
     `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
@@ -580,13 +582,18 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = dict
+    _takes = frozenset({dict})
+    _named = "dict"
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)
 
     def _completion(self, data: dict[str, Any]) -> Completion:
         return validate_completion(data)
+
+
+ChunkAccumulator = ChatCompletionAccumulator
+"""`ChatCompletionAccumulator`'s first name, kept: the same class."""
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()

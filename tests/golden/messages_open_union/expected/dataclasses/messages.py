@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 
 from ._runtime.dataclass_base import _Object
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.extra import _no_extra
 from ._runtime.json_text import _as_is, _json, _wire_text
 from ._runtime.messages.accumulate import _MessagesAccumulator
@@ -44,6 +44,7 @@ from ._runtime.messages.writer import (
 )
 from ._runtime.objects import _nullable, _required, _Shape
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.vocabulary import RequestLossWarning
@@ -73,6 +74,7 @@ __all__ = [
     "PingEvent",
     "PingType",
     "RequestLossWarning",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "aiter_events",
@@ -181,14 +183,14 @@ _EVENT_READER: Final[Callable[[Any], Event]] = _tagged(
 
 
 def loads(data: str | bytes) -> Event:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _EVENT_READER(_json(data))
 
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return Message.from_dict(_json(data))
 
 
@@ -281,40 +283,38 @@ def _awrite_events(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
     return _awrite_messages(parts)
 
 
-class MessageAccumulator:
+class MessageAccumulator(_EventAccumulator[Event, Message]):
     """Adds the events of one Messages stream up to its final `Message`, as
     anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
     tool's input read from its pieces when its block stops), losing nothing: unknown
-    keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
-    gives, in chat's terms.
+    keys, blocks and events are kept.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the message so far (an empty message before any
+    event), `end()` says that the stream has ended, `result()` gives the message once it
+    has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _MessagesAccumulator
+    _protocol = "messages"
+    _takes = frozenset({PingEvent, OtherEvent})
+    _named = "Event"
 
-    def __init__(self) -> None:
-        self._adding = _MessagesAccumulator()
+    def _json_of(self, event: Event) -> Any:
+        return _event_data(event)
 
-    def add(self, event: Event) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Message | None:
-        """The message so far (None before `message_start`)."""
-        data = self._adding.snapshot()
-        return None if data is None else Message.from_dict(data)
-
-    def result(self) -> Message:
-        """The message, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Message:
         return Message.from_dict(data)
 
-    def summary(self) -> Summary:
-        """What the message says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "messages", self._adding.result()
+    @property
+    def misplaced(self) -> list[Any]:
+        """The deltas of another type than their block's (a server's bug
+        anthropic-sdk-python drops), as JSON data, in order.
+        """
+        return cast("_MessagesAccumulator", self._adding).misplaced
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()

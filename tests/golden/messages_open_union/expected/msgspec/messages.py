@@ -36,7 +36,7 @@ import msgspec
 from msgspec import UNSET
 from msgspec import UnsetType as _Unset
 
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.json_text import _SHALLOW, _as_is, _check_depth, _json, _wire_text
 from ._runtime.messages.accumulate import _MessagesAccumulator
 from ._runtime.messages.events import _MessagesEvents
@@ -48,6 +48,7 @@ from ._runtime.messages.writer import (
 )
 from ._runtime.objects import _nullable, _required, _Shape
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.vocabulary import RequestLossWarning
@@ -87,6 +88,7 @@ __all__ = [
     "PingEvent",
     "PingType",
     "RequestLossWarning",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "aiter_events",
@@ -125,7 +127,8 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -185,7 +188,8 @@ class PingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> PingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -245,7 +249,8 @@ class OtherEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -297,7 +302,7 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(Message)
 
 
 def loads(data: str | bytes) -> Event:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -310,7 +315,7 @@ def loads(data: str | bytes) -> Event:
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -418,40 +423,38 @@ def _awrite_events(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
     return _awrite_messages(parts)
 
 
-class MessageAccumulator:
+class MessageAccumulator(_EventAccumulator[Event, Message]):
     """Adds the events of one Messages stream up to its final `Message`, as
     anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
     tool's input read from its pieces when its block stops), losing nothing: unknown
-    keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
-    gives, in chat's terms.
+    keys, blocks and events are kept.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the message so far (an empty message before any
+    event), `end()` says that the stream has ended, `result()` gives the message once it
+    has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _MessagesAccumulator
+    _protocol = "messages"
+    _takes = frozenset({PingEvent, OtherEvent})
+    _named = "Event"
 
-    def __init__(self) -> None:
-        self._adding = _MessagesAccumulator()
+    def _json_of(self, event: Event) -> Any:
+        return _event_data(event)
 
-    def add(self, event: Event) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Message | None:
-        """The message so far (None before `message_start`)."""
-        data = self._adding.snapshot()
-        return None if data is None else Message.from_dict(data)
-
-    def result(self) -> Message:
-        """The message, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Message:
         return Message.from_dict(data)
 
-    def summary(self) -> Summary:
-        """What the message says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "messages", self._adding.result()
+    @property
+    def misplaced(self) -> list[Any]:
+        """The deltas of another type than their block's (a server's bug
+        anthropic-sdk-python drops), as JSON data, in order.
+        """
+        return cast("_MessagesAccumulator", self._adding).misplaced
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()

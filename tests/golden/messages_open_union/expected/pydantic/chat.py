@@ -38,7 +38,7 @@ from ._runtime.chat.events import (
 )
 from ._runtime.chat.frames import TokenFramesError, _TokenFrames
 from ._runtime.chat.writer import ChatLossWarning, _awrite_chat, _write_chat
-from ._runtime.errors import ChunkDecodeError, ErrorReport
+from ._runtime.errors import ChunkDecodeError, ErrorReport, StreamDecodeError
 from ._runtime.json_text import MAX_DEPTH, _json_string
 from ._runtime.models import _FINITE, _model_text, _pydantic_string, _validate
 from ._runtime.parts import Part
@@ -87,6 +87,7 @@ __all__ = [
     "RequestLossWarning",
     "ServerSentEvent",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "TokenFrames",
     "TokenFramesError",
@@ -140,7 +141,7 @@ of pydantic's location that names a member, not a key."""
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return _validate(Chunk, data, _UNION_TAGS)
 
 
@@ -171,7 +172,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

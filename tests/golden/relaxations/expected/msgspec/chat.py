@@ -40,7 +40,7 @@ from ._runtime.chat.events import (
     sse_error,
 )
 from ._runtime.chat.frames import TokenFramesError, _TokenFrames
-from ._runtime.errors import ChunkDecodeError, ErrorReport
+from ._runtime.errors import ChunkDecodeError, ErrorReport, StreamDecodeError
 from ._runtime.json_text import (
     _SHALLOW,
     MAX_DEPTH,
@@ -106,6 +106,7 @@ __all__ = [
     "RequestLossWarning",
     "ServerSentEvent",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "TokenFrames",
     "TokenFramesError",
@@ -152,7 +153,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -199,7 +201,7 @@ _CHUNK_DECODER: Final = msgspec.json.Decoder(Chunk)
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -238,7 +240,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

@@ -36,7 +36,7 @@ from ._runtime.chat.events import (
     sse_error,
 )
 from ._runtime.chat.frames import TokenFramesError, _TokenFrames
-from ._runtime.errors import ChunkDecodeError, ErrorReport
+from ._runtime.errors import ChunkDecodeError, ErrorReport, StreamDecodeError
 from ._runtime.json_text import MAX_DEPTH, _json, _json_string, _wire_text
 from ._runtime.objects import _nullable, _Shape
 from ._runtime.requests.convert import _assistant_message, _to_request
@@ -85,6 +85,7 @@ __all__ = [
     "RequestLossWarning",
     "ServerSentEvent",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "TokenFrames",
     "TokenFramesError",
@@ -129,7 +130,7 @@ class Chunk(TypedDict, total=False):
 
 
 def validate_chunk(data: Any) -> Chunk:
-    """Check a decoded JSON object as a Chunk; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Chunk; raises `StreamDecodeError`."""
     return cast(Chunk, _checked(data, _CHUNK_FIELDS))
 
 
@@ -144,7 +145,7 @@ _CHUNK_FIELDS: Final = _Shape(
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return validate_chunk(_json(data))
 
 
@@ -168,7 +169,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

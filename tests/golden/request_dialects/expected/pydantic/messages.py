@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, cast
 
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.json_text import _as_is, _json
 from ._runtime.messages.accumulate import _MessagesAccumulator
 from ._runtime.messages.events import _MessagesEvents
@@ -34,6 +34,7 @@ from ._runtime.messages.writer import (
 )
 from ._runtime.models import _model_text, _validate, _validate_value
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.vocabulary import RequestLossWarning
@@ -56,6 +57,7 @@ __all__ = [
     "MessagesLossWarning",
     "Part",
     "RequestLossWarning",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "aiter_events",
@@ -85,14 +87,14 @@ of pydantic's location that names a member, not a key."""
 
 
 def loads(data: str | bytes) -> Message:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _validate(Message, data, _UNION_TAGS)
 
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return _validate(Message, data, _UNION_TAGS)
 
 
@@ -189,40 +191,38 @@ def _awrite_events(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
     return _awrite_messages(parts)
 
 
-class MessageAccumulator:
+class MessageAccumulator(_EventAccumulator[Message, Message]):
     """Adds the events of one Messages stream up to its final `Message`, as
     anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
     tool's input read from its pieces when its block stops), losing nothing: unknown
-    keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
-    gives, in chat's terms.
+    keys, blocks and events are kept.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the message so far (an empty message before any
+    event), `end()` says that the stream has ended, `result()` gives the message once it
+    has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _MessagesAccumulator
+    _protocol = "messages"
+    _takes = frozenset({Message})
+    _named = "Message"
 
-    def __init__(self) -> None:
-        self._adding = _MessagesAccumulator()
+    def _json_of(self, event: Message) -> Any:
+        return _event_data(event)
 
-    def add(self, event: Message) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Message | None:
-        """The message so far (None before `message_start`)."""
-        data = self._adding.snapshot()
-        return None if data is None else _validate_value(Message, data, _UNION_TAGS)
-
-    def result(self) -> Message:
-        """The message, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Message:
         return _validate_value(Message, data, _UNION_TAGS)
 
-    def summary(self) -> Summary:
-        """What the message says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "messages", self._adding.result()
+    @property
+    def misplaced(self) -> list[Any]:
+        """The deltas of another type than their block's (a server's bug
+        anthropic-sdk-python drops), as JSON data, in order.
+        """
+        return cast("_MessagesAccumulator", self._adding).misplaced
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -38,7 +38,7 @@ from ._runtime.chat.events import (
 from ._runtime.chat.frames import TokenFramesError, _TokenFrames
 from ._runtime.chat.writer import ChatLossWarning, _awrite_chat, _write_chat
 from ._runtime.dataclass_base import _Object
-from ._runtime.errors import ChunkDecodeError, ErrorReport
+from ._runtime.errors import ChunkDecodeError, ErrorReport, StreamDecodeError
 from ._runtime.extra import _no_extra
 from ._runtime.json_text import MAX_DEPTH, _json, _json_string, _wire_text
 from ._runtime.objects import _nullable, _Shape
@@ -91,6 +91,7 @@ __all__ = [
     "RequestLossWarning",
     "ServerSentEvent",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "TokenFrames",
     "TokenFramesError",
@@ -136,7 +137,7 @@ class Chunk(_Object):
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return Chunk.from_dict(_json(data))
 
 
@@ -164,7 +165,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

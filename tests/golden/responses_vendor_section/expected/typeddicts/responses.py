@@ -25,10 +25,11 @@ from typing import Any, Final, Literal, cast
 
 from typing_extensions import TypedDict
 
-from ._runtime.errors import ChunkDecodeError
+from ._runtime.errors import ChunkDecodeError, StreamDecodeError
 from ._runtime.json_text import _as_is, _json, _wire_text
 from ._runtime.objects import _nullable, _Shape
 from ._runtime.parts import Part, Summary
+from ._runtime.reading import _EventAccumulator
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.responses import _tool_names
@@ -63,6 +64,7 @@ __all__ = [
     "Response",
     "ResponseAccumulator",
     "ResponsesLossWarning",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "aiter_events",
@@ -97,7 +99,7 @@ class Response(TypedDict, total=False):
 
 
 def validate_response(data: Any) -> Response:
-    """Check a decoded JSON object as a Response; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Response; raises `StreamDecodeError`."""
     return cast(Response, _checked(data, _RESPONSE_FIELDS))
 
 
@@ -121,7 +123,7 @@ class Event(TypedDict, total=False):
 
 
 def validate_event(data: Any) -> Event:
-    """Check a decoded JSON object as a Event; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Event; raises `StreamDecodeError`."""
     return cast(Event, _checked(data, _EVENT_FIELDS))
 
 
@@ -134,14 +136,14 @@ _EVENT_FIELDS: Final = _Shape(
 
 
 def loads(data: str | bytes) -> Event:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return validate_event(_json(data))
 
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_response(_json(data))
 
 
@@ -240,33 +242,32 @@ def _awrite_events(
     return _awrite_responses(parts, tool_names)
 
 
-class ResponseAccumulator:
+class ResponseAccumulator(_EventAccumulator[Event, Response]):
     """Adds the events of one Responses stream up to its final `Response`, as
     openai-python's `ResponseStreamState` adds them (items by `output_index`, deltas
     appended to the part they address, `*.done` events authoritative, the final event's
     response the result unless its output is empty), losing nothing, and tolerant where
     openai-python raises: what changed between `added` and `done` (an item's id or
-    `call_id`, the response's id) is kept in `drift`. `summary()` is the same `Summary`
-    a chat stream gives, in chat's terms.
+    `call_id`, the response's id) is kept in `drift`.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the response so far (an empty response before any
+    event), `end()` says that the stream has ended, `result()` gives the response once
+    it has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _ResponsesAccumulator
+    _protocol = "responses"
+    _takes = frozenset({dict})
+    _named = "dict"
 
-    def __init__(self) -> None:
-        self._adding = _ResponsesAccumulator()
+    def _json_of(self, event: Event) -> Any:
+        return _event_data(event)
 
-    def add(self, event: Event) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Response | None:
-        """The response so far (None before the first event)."""
-        data = self._adding.snapshot()
-        return None if data is None else validate_response(data)
-
-    def result(self) -> Response:
-        """The response, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Response:
         return validate_response(data)
 
     @property
@@ -275,15 +276,7 @@ class ResponseAccumulator:
         after)` for an item's id or `call_id` between `added`, `done` and the final
         response, and for the response's id, in order.
         """
-        return self._adding.drift
-
-    def summary(self) -> Summary:
-        """What the response says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "responses", self._adding.result()
+        return cast("_ResponsesAccumulator", self._adding).drift
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()
