@@ -92,3 +92,24 @@ def test_vendor_writes_chat_alone_by_default_and_every_protocol_for_all(tmp_path
     assert not (out / "messages.py").exists() and not (out / "_runtime" / "responses").exists()
     assert "--protocols" not in (out / "__init__.py").read_text()
     assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
+
+
+def test_the_chat_module_reads_another_protocols_names_from_its_module_only() -> None:
+    # In a fresh interpreter: importing the package asks the chat module for dunders
+    # (`__path__`), which must not import the other protocols.
+    script = (
+        "import sys, generated.pydantic as p\n"
+        "others = [f'generated.pydantic.{p}{m}' for p in ('', '_runtime.')"
+        " for m in ('messages', 'responses')]\n"
+        "print(sorted(k for k in sys.modules if k in others))\n"
+        "print(p.MessageAccumulator.__module__, p.chat.ResponseAccumulator.__module__)\n"
+        "try:\n    p.chat.NoSuchName\nexcept AttributeError as exc:\n    print(exc)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=REPO,
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "[]",
+        "generated.pydantic.messages generated.pydantic.responses",
+        "module 'generated.pydantic.chat' has no attribute 'NoSuchName'",
+    ]

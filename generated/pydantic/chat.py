@@ -15,7 +15,6 @@ and keys the spec does not describe are kept in `model_extra`. `loads` raises
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -76,6 +75,7 @@ from ._runtime.parts import (
     ToolCallSummary,
     UsageSummary,
 )
+from ._runtime.protocols import _Protocols
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.vocabulary import RequestLossWarning
@@ -3682,7 +3682,7 @@ def dumps(value: ChatCompletionChunk | ChatCompletion | ChatCompletionRequest) -
     targets give, with some floats spelled the way pydantic spells them (`0.00001` for
     `1e-05`).
     """
-    owner = _owner(value)
+    owner = _PROTOCOLS.owner(value, __name__)
     if owner is not None:
         # Another protocol's event, read by `iter_events`: its module knows its keys.
         return str(owner.dumps(value))
@@ -3723,38 +3723,16 @@ def aiter_chunks(
     return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
-_PROTOCOLS: Final = {"messages": "messages", "responses": "responses"}
+_PROTOCOLS: Final = _Protocols(
+    __package__, {"messages": "messages", "responses": "responses"}
+)
 """The module of each other protocol's events in this package: imported when first asked
 for, so that reading chat alone imports none."""
-
-
-def _protocol(name: str) -> Any:
-    """The module of protocol `name`'s events."""
-    if name not in _PROTOCOLS:
-        known = ", ".join(map(repr, ["chat", *_PROTOCOLS]))
-        raise ValueError(f"protocol must be one of {known}, not {name!r}")
-    return importlib.import_module(f".{_PROTOCOLS[name]}", __package__)
-
-
-def _owner(value: object) -> Any:
-    """The module of another protocol whose type `value` is (a Messages event read
-    through `iter_events`), if any: it, not this module, writes that event whole."""
-    module = type(value).__module__
-    if module == __name__ or module.rpartition(".")[2] not in _PROTOCOLS.values():
-        return None
-    return importlib.import_module(module)
+_protocol: Final = _PROTOCOLS.module
 
 
 def __getattr__(name: str) -> Any:
-    # What another protocol's module exports (`MessageAccumulator`), read from there;
-    # never a dunder, which Python's import asks every module for (`__path__`).
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    for protocol in _PROTOCOLS:
-        module = _protocol(protocol)
-        if name in module.__all__:
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _PROTOCOLS.attribute(__name__, name)
 
 
 def iter_events(

@@ -33,10 +33,8 @@ _TYPING = ("Annotated", "Any", "ClassVar", "Final", "Literal", "Required", "Type
 STANDARD_NAMES: dict[str, tuple[str, str]] = {
     **{name: ("typing", name) for name in _TYPING},
     **{name: ("collections.abc", name) for name in ("Callable", "Iterable", "Mapping")},
-    "importlib": ("importlib", ""),
 }
-"""What a template's code may use from the standard library's typing vocabulary, and
-`importlib` (a module made with others imports them when first asked for)."""
+"""What a template's code may use from the standard library's typing vocabulary."""
 _THIRD_PARTY = frozenset({"msgspec", "pydantic", "pydantic_core", "typing_extensions"})
 
 

@@ -15,7 +15,6 @@ raises `ChunkDecodeError`, whose `path` names the offending place."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -43,6 +42,7 @@ from ._runtime.extra import _no_extra
 from ._runtime.json_text import MAX_DEPTH, _json, _json_string, _wire_text
 from ._runtime.objects import _nullable, _Shape
 from ._runtime.parts import Part
+from ._runtime.protocols import _Protocols
 from ._runtime.requests.convert import _assistant_message, _to_request
 from ._runtime.requests.dialects import _RequestDialect
 from ._runtime.requests.vocabulary import RequestLossWarning
@@ -145,7 +145,7 @@ def dumps(value: Chunk) -> str:
     """Encode a chunk as compact JSON text (UTF-8 characters are written as they
     are).
     """
-    owner = _owner(value)
+    owner = _PROTOCOLS.owner(value, __name__)
     if owner is not None:
         # Another protocol's event, read by `iter_events`: its module knows its keys.
         return str(owner.dumps(value))
@@ -186,38 +186,14 @@ def aiter_chunks(
     return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
-_PROTOCOLS: Final = {"responses": "responses"}
+_PROTOCOLS: Final = _Protocols(__package__, {"responses": "responses"})
 """The module of each other protocol's events in this package: imported when first asked
 for, so that reading chat alone imports none."""
-
-
-def _protocol(name: str) -> Any:
-    """The module of protocol `name`'s events."""
-    if name not in _PROTOCOLS:
-        known = ", ".join(map(repr, ["chat", *_PROTOCOLS]))
-        raise ValueError(f"protocol must be one of {known}, not {name!r}")
-    return importlib.import_module(f".{_PROTOCOLS[name]}", __package__)
-
-
-def _owner(value: object) -> Any:
-    """The module of another protocol whose type `value` is (a Messages event read
-    through `iter_events`), if any: it, not this module, writes that event whole."""
-    module = type(value).__module__
-    if module == __name__ or module.rpartition(".")[2] not in _PROTOCOLS.values():
-        return None
-    return importlib.import_module(module)
+_protocol: Final = _PROTOCOLS.module
 
 
 def __getattr__(name: str) -> Any:
-    # What another protocol's module exports (`MessageAccumulator`), read from there;
-    # never a dunder, which Python's import asks every module for (`__path__`).
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    for protocol in _PROTOCOLS:
-        module = _protocol(protocol)
-        if name in module.__all__:
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _PROTOCOLS.attribute(__name__, name)
 
 
 def iter_events(
