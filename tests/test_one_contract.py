@@ -16,6 +16,7 @@ import pytest
 
 from generator.render.families import FAMILIES
 from generator.render.targets import TARGETS
+from tests.support import runtime
 
 FIXTURES: Final = Path(__file__).resolve().parent / "fixtures"
 PROTOCOLS: Final = ("chat", "messages", "responses")
@@ -45,7 +46,7 @@ REFUSED: Final = re.compile(
 
 
 def module(protocol: str, target: str) -> ModuleType:
-    return importlib.import_module(f"generated.{FAMILIES[protocol].module}_{target}")
+    return importlib.import_module(f"generated.{target}.{protocol}")
 
 
 def chat_body() -> bytes:
@@ -85,10 +86,12 @@ def test_every_accumulator_has_the_one_shape(protocol: str, target: str) -> None
     mod, chat = module(protocol, target), module("chat", target)
     accumulator_class = getattr(mod, ACCUMULATORS[protocol])
     assert ACCUMULATORS[protocol] in mod.__all__
-    assert issubclass(accumulator_class, chat._StreamAccumulator)
+    assert issubclass(accumulator_class, runtime(chat, "_StreamAccumulator"))
     for method in ("add", "snapshot", "end", "result", "summary"):
         own = getattr(accumulator_class, method)
-        assert own is not getattr(chat._StreamAccumulator, method), f"{method} is abstract"
+        assert own is not getattr(
+            runtime(chat, "_StreamAccumulator"), method
+        ), f"{method} is abstract"
     accumulator = accumulator_class()
     empty = accumulator.snapshot()
     assert empty is not None and json.loads(mod.dumps(empty)) == EMPTY[protocol]
@@ -136,7 +139,7 @@ def test_every_accumulator_refuses_what_it_does_not_take_the_same_way(
 @each
 @pytest.mark.parametrize("protocol", ["messages", "responses"])
 def test_the_accumulators_of_json_data_refuse_what_is_no_dict(protocol: str, target: str) -> None:
-    adding = module(protocol, target)._EventAccumulator
+    adding = runtime(module(protocol, target), "_EventAccumulator")
     accumulator = getattr(module(protocol, target), ACCUMULATORS[protocol])()
     assert isinstance(accumulator, adding)
     with pytest.raises(TypeError, match=r"add takes an event as JSON data \(a dict\), not a int"):
@@ -172,11 +175,13 @@ def test_every_writer_is_an_event_writer(protocol: str, target: str) -> None:
     chat = module("chat", target)
     writer: Any
     if protocol == "chat":
-        writer = chat._ChatWriter(chat._dialect_named("reasoning_content", chat._DIALECTS))
+        writer = runtime(chat, "_ChatWriter")(
+            chat._dialect_named("reasoning_content", chat._DIALECTS)
+        )
     else:
         family = module(protocol, target)
-        writer = getattr(family, f"_{FAMILIES[protocol].camel}Writer")()
-    assert isinstance(writer, chat._EventWriter)
+        writer = runtime(family, f"_{FAMILIES[protocol].camel}Writer")()
+    assert isinstance(writer, runtime(chat, "_EventWriter"))
     start = chat.Part("start", None, "", None, identity=chat.Identity("id-1", "m", 1))
     opened = writer.write(start)
     assert isinstance(opened, list) and all(isinstance(e, bytes) for e in opened)
@@ -195,9 +200,9 @@ def test_a_stream_cut_off_ends_with_the_one_cut_off_error(protocol: str, target:
     chat = module("chat", target)
     parts = list(chat.iter_parts([cut(BODIES[protocol])], protocol=protocol))
     last = parts[-1]
-    assert last.kind == "error" and last.error == chat._cut_off_error(protocol)
+    assert last.kind == "error" and last.error == runtime(chat, "_cut_off_error")(protocol)
     assert last.error["type"] == "incomplete_stream" and last.text == last.error["message"]
     for gone in ("_INCOMPLETE_STREAM", "_MESSAGES_INCOMPLETE", "_RESPONSES_CUT_OFF"):
         assert not hasattr(module(protocol, target), gone), "one definition"
     ended = b"".join(chat.write_parts(iter(parts), protocol="chat"))
-    assert ended.endswith(chat.sse_error(chat._cut_off_error(protocol)))
+    assert ended.endswith(chat.sse_error(runtime(chat, "_cut_off_error")(protocol)))
