@@ -42,8 +42,8 @@ check: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check generator generated tests bench examples setup.py
-	$(PY) -m black --check --quiet generator bench tests/*.py examples setup.py
-	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime/*.py generator/runtime/*/*.py
+	$(PY) -m black --check --quiet generator bench tests examples setup.py
+	$(PY) -m black --check --line-length=88 generated tests/generated/*.py generator/runtime/*.py generator/runtime/*/*.py
 	$(PY) -m ruff check --isolated --extend-select E4,E7,E9,F,E501 --line-length 88 generated generator/runtime
 	$(PY) -m mypy
 	$(PY) -m pyright
@@ -66,7 +66,7 @@ fuzz: $(STAMP)
 
 .PHONY: golden
 golden: $(STAMP)
-	$(PY) -m tests.golden
+	$(PY) -m tests.helpers.golden
 
 bench: $(STAMP) $(BENCH_STAMP)
 	$(PY) -m bench.throughput

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support import EXAMPLES_RUN, FIXTURE_STREAMS, REPORT, ROUND_TRIPS
+from tests.helpers.support import EXAMPLES_RUN, FIXTURE_STREAMS, REPORT, ROUND_TRIPS
 
 # `make test`: 500 examples per property test, the same ones on every run (CI must not
 # pass or fail by luck); `make fuzz`: ten times as many, new ones each run.

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import FIXTURE_STREAMS, TARGETS, Stream
+from tests.helpers.support import FIXTURE_STREAMS, TARGETS, Stream
 
 
 @pytest.fixture(params=sorted(TARGETS))

@@ -24,8 +24,8 @@ import openai
 import pytest
 
 from generator.render.targets import TARGETS as REGISTRY
-from tests.messages_judges import read_with_anthropic_sdk
-from tests.responses_judges import read_with_openai_sdk
+from tests.helpers.messages_judges import read_with_anthropic_sdk
+from tests.helpers.responses_judges import read_with_openai_sdk
 
 CHAT = {name: importlib.import_module(f"generated.{name}.chat") for name in REGISTRY}
 PROTOCOLS = {

@@ -1,4 +1,4 @@
-"""docs/claude-code.md followed as written (tests/agent_docs.py): its gateway.toml and its
+"""docs/claude-code.md followed as written (tests/helpers/agent_docs.py): its gateway.toml and its
 two commands, Claude Code on a scripted DeepSeek in place of api.deepseek.com. The page's
 Bash loop must work: Claude Code prints what the command printed, and DeepSeek gets its
 key, its models and the reasoning of the turn that called the tool."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.agent_docs import Page, agent_as_shown, gateway_as_shown, replaced
-from tests.agent_upstream import Call, Script, ScriptedUpstream, assistant_call_turns
-from tests.docs_blocks import ROOT
-from tests.loopback import serve
+from tests.helpers.agent_docs import Page, agent_as_shown, gateway_as_shown, replaced
+from tests.helpers.agent_upstream import Call, Script, ScriptedUpstream, assistant_call_turns
+from tests.helpers.docs_blocks import ROOT
+from tests.helpers.loopback import serve
 
 DOC = ROOT / "docs/claude-code.md"
 

@@ -1,4 +1,4 @@
-"""docs/codex.md followed as written (tests/agent_docs.py): its gateway.toml, Codex's
+"""docs/codex.md followed as written (tests/helpers/agent_docs.py): its gateway.toml, Codex's
 config.toml and the two commands, Codex in its stock configuration on a scripted vLLM.
 Codex's shell loop must work: Codex prints what the command printed, and vLLM gets the
 page's model and the command's output."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.agent_docs import Page, agent_as_shown, gateway_as_shown, replaced
-from tests.agent_upstream import Call, Script, ScriptedUpstream
-from tests.docs_blocks import ROOT
-from tests.loopback import serve
+from tests.helpers.agent_docs import Page, agent_as_shown, gateway_as_shown, replaced
+from tests.helpers.agent_upstream import Call, Script, ScriptedUpstream
+from tests.helpers.docs_blocks import ROOT
+from tests.helpers.loopback import serve
 
 DOC = ROOT / "docs/codex.md"
 

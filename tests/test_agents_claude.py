@@ -1,6 +1,6 @@
 """Claude Code 2.1.328 (tests/clients, pinned) as a judge of the gateway: `claude -p`
 through `python -m generator serve` in front of a scripted chat upstream
-(tests/agent_upstream.py). Each scenario asserts what Claude Code printed and what the
+(tests/helpers/agent_upstream.py). Each scenario asserts what Claude Code printed and what the
 upstream received. Codex's scenarios are in tests/test_agents_codex.py.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.agent_capture import TINY_PDF, tiny_png
-from tests.agent_clis import AgentRun, Stack, Stacks
-from tests.agent_upstream import (
+from tests.helpers.agent_capture import TINY_PDF, tiny_png
+from tests.helpers.agent_clis import AgentRun, Stack, Stacks
+from tests.helpers.agent_upstream import (
     SIGNATURE,
     Call,
     Fault,

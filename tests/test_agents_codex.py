@@ -1,7 +1,7 @@
 """Codex 0.169.0 (tests/clients, pinned) as a judge of the gateway: `codex exec --json` in
 its stock configuration (only a provider table with `wire_api = "responses"` in
 config.toml: web search and multi-agent on) through `python -m generator serve` in front of
-a scripted chat upstream (tests/agent_upstream.py). Each scenario asserts what Codex printed
+a scripted chat upstream (tests/helpers/agent_upstream.py). Each scenario asserts what Codex printed
 and what the upstream received. Claude Code's are in tests/test_agents_claude.py.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.agent_capture import tiny_png
-from tests.agent_clis import AgentRun, Stack, Stacks
-from tests.agent_upstream import (
+from tests.helpers.agent_capture import tiny_png
+from tests.helpers.agent_clis import AgentRun, Stack, Stacks
+from tests.helpers.agent_upstream import (
     SIGNATURE,
     Call,
     Fault,

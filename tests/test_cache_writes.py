@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TARGETS, runtime
+from tests.helpers.support import TARGETS, runtime
 
 USAGE = {"input_tokens": 10, "cache_creation_input_tokens": 200,
          "cache_read_input_tokens": 30, "output_tokens": 5}  # fmt: skip

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from generator.runtime.parts import _summary_of_parts as summary_of_parts
-from tests.support import TARGETS
+from tests.helpers.support import TARGETS
 from tests.test_meanings import body, chunk, finish, summary_of
 
 by_module = pytest.mark.parametrize("module", list(TARGETS.values()), ids=lambda m: m.__name__)

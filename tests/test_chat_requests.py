@@ -19,8 +19,8 @@ from openai.types.chat import ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 
 from generator.ir.load import RawType, load_spec
-from tests.support import TARGETS, assert_same_json
-from tests.test_generator import REPO
+from tests.helpers.project import REPO
+from tests.helpers.support import TARGETS, assert_same_json
 
 # --- request bodies ----------------------------------------------------------------
 

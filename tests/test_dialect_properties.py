@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import TARGETS, count_examples
+from tests.helpers.support import TARGETS, count_examples
 from tests.test_meanings import DIALECTS, body, read_back, summary_of
 
 MODULES = list(TARGETS.values())

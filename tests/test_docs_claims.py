@@ -14,9 +14,9 @@ from types import ModuleType
 
 import pytest
 
-from tests.docs_blocks import fences
-from tests.support import TARGETS
-from tests.test_generator import REPO
+from tests.helpers.docs_blocks import fences
+from tests.helpers.project import REPO
+from tests.helpers.support import TARGETS
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 API = {name for module in TARGETS.values() for name in module.__all__}

@@ -59,7 +59,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs_blocks import ROOT, Fence, difference, fences, output_after, run_code
+from tests.helpers.docs_blocks import ROOT, Fence, difference, fences, output_after, run_code
 
 RUN_ELSEWHERE = {
     "docs/streams.md": "tests.test_docs_streams",
@@ -298,7 +298,7 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Projects]:
 # The scratch project comes first on sys.path (the working directory), the repository
 # after it (PYTHONPATH): `tests` is the repository's, `generated` the scratch project's.
 _RUNNER = (
-    "import sys; from tests.docs_blocks import run_code;"
+    "import sys; from tests.helpers.docs_blocks import run_code;"
     " sys.stdout.write(run_code(sys.stdin.read(), int(sys.argv[2]), sys.argv[1]))"
 )
 

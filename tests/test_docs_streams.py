@@ -8,7 +8,7 @@ The conventions the doc keeps (this module reads nothing else of it):
   between; a python block without one must print nothing. An exception it raises is
   printed as its traceback (with the doc's line numbers), so it shows in the diff.
 - The ```text block on the line after `<!-- served stream -->` is the stream the examples
-  read. In a python block, http://127.0.0.1:8000 is a loopback server (tests/loopback.py)
+  read. In a python block, http://127.0.0.1:8000 is a loopback server (tests/helpers/loopback.py)
   playing it one event per write, :8001 the same cut off after its fourth event, and
   :8002 the same stalled after its fourth event. The servers listen on free ports, for
   this module only, and stop at its end.
@@ -37,8 +37,8 @@ import httpx
 import pytest
 
 from examples.gateway import create_app
-from tests.docs_blocks import difference, fences, output_after, run_code
-from tests.loopback import StreamApp, StreamSpec, serve, stream_app
+from tests.helpers.docs_blocks import difference, fences, output_after, run_code
+from tests.helpers.loopback import StreamApp, StreamSpec, serve, stream_app
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "streams.md"
 TEXT = DOC.read_text(encoding="utf-8")

@@ -22,9 +22,15 @@ import yaml
 
 from generator.captures.draftfile import Declared, Draft, Entry, generating
 from generator.ir.errors import SpecError
-from tests.support import FIXTURE_STREAMS, assert_same_json, load_module, normalised, outcome
-from tests.support import TARGETS as TARGET_MODULES
-from tests.test_generator import REPO, copy_project, run_generator
+from tests.helpers.project import REPO, copy_project, run_generator
+from tests.helpers.support import (
+    FIXTURE_STREAMS,
+    assert_same_json,
+    load_module,
+    normalised,
+    outcome,
+)
+from tests.helpers.support import TARGETS as TARGET_MODULES
 
 FIXTURES = REPO / "tests/fixtures/streams"
 TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")

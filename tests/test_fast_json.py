@@ -13,7 +13,7 @@ import pytest
 
 from generated.dataclasses import chat as chunk_dataclasses
 from generated.typeddicts import chat as chunk_typeddicts
-from tests.support import FIXTURE_STREAMS, load_without, outcome
+from tests.helpers.support import FIXTURE_STREAMS, load_without, outcome
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
 TRICKY = [

@@ -1,4 +1,4 @@
-"""The mutation fuzzer: captured chunks broken in every way tests/mutations.py knows,
+"""The mutation fuzzer: captured chunks broken in every way tests/helpers/mutations.py knows,
 read by every target. `loads` returns a chunk or raises `ChunkDecodeError`: never
 another exception, never a RecursionError, never a hang. A rejected value is reported
 on its own path (or on the key above it); an accepted input comes back as json reads
@@ -24,8 +24,8 @@ from types import FrameType, ModuleType
 from typing import Any
 
 from tests.generated.examples import ROOT_DEFAULTS
-from tests.mutations import Mutation, Mutator, json_path
-from tests.support import FIXTURE_STREAMS, REPORT, TARGETS, load_without, normalised
+from tests.helpers.mutations import Mutation, Mutator, json_path
+from tests.helpers.support import FIXTURE_STREAMS, REPORT, TARGETS, load_without, normalised
 
 INPUTS = int(os.environ.get("CHUNKSPEC_FUZZ_INPUTS", "10000"))
 _SEED = os.environ.get("CHUNKSPEC_FUZZ_SEED", "20261130")

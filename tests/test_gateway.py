@@ -29,8 +29,8 @@ from starlette.routing import Route
 
 from generator.gateway.app import create_app
 from generator.gateway.config import ConfigError, Upstream, load
-from tests.gateways import LOGGER, config, free_port, log_lines, wait_healthy
-from tests.loopback import serve
+from tests.helpers.gateways import LOGGER, config, free_port, log_lines, wait_healthy
+from tests.helpers.loopback import serve
 
 WAIT = 5.0
 ROOT = Path(__file__).resolve().parent.parent
@@ -499,7 +499,7 @@ def test_serve_runs_several_workers_and_logs_a_json_line_per_request(
 
 
 def test_the_configuration_docs_gateway_md_shows_loads_as_it_says(tmp_path: Path) -> None:
-    from tests.docs_blocks import fences
+    from tests.helpers.docs_blocks import fences
 
     text = (ROOT / "docs/gateway.md").read_text(encoding="utf-8")
     [shown] = [fence.body for fence in fences(text) if fence.kind == "toml"]

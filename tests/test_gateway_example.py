@@ -19,8 +19,8 @@ import pytest
 
 from examples.gateway import create_app
 from generated.msgspec.chat import ChatCompletionMessage, ChunkAccumulator, iter_chunks
-from tests.loopback import StreamApp, StreamSpec, serve, stream_app
-from tests.support import FIXTURE_STREAMS, REPORT
+from tests.helpers.loopback import StreamApp, StreamSpec, serve, stream_app
+from tests.helpers.support import FIXTURE_STREAMS, REPORT
 
 CAPTURED = next(s for s in FIXTURE_STREAMS if s.name == "openai__py-sdk-plain-text-usage")
 EVENTS = [b"data: " + text.encode() + b"\n\n" for _, text in CAPTURED.chunks]

@@ -22,8 +22,8 @@ from starlette.types import Receive, Scope, Send
 
 from generator.gateway.app import create_app
 from generator.gateway.config import Upstream
-from tests.gateways import LOGGER, config, log_lines, one_upstream_app
-from tests.loopback import StreamApp, StreamSpec, serve
+from tests.helpers.gateways import LOGGER, config, log_lines, one_upstream_app
+from tests.helpers.loopback import StreamApp, StreamSpec, serve
 from tests.test_gateway import HELLO, Answer, Scripted, written
 
 WAIT = 5.0

@@ -1,7 +1,7 @@
 """Golden records (tests/golden/<feature>/): each tiny spec's record (the modules of the
 four target packages) is what the generator makes of it now, and each record, imported as
 a package, does what its feature says. The records are rewritten by `make golden`
-(python -m tests.golden)."""
+(python -m tests.helpers.golden)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import pytest
 from generator.ir.load import CORE_FILE, FAMILY_FILES, VENDOR_DIR
 from generator.ir.model import Options
 from generator.render.linking import RUNTIME_PACKAGE, copied, runtime_text
-from tests import golden
+from tests.helpers import golden
 
 FEATURES = golden.features()
 REQUIRED_FEATURES = {

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TARGETS, runtime
+from tests.helpers.support import TARGETS, runtime
 
 CHUNK: dict[str, Any] = {
     "id": "chatcmpl-abc",

@@ -26,8 +26,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support import TARGETS as ALL_TARGETS
-from tests.support import count_examples
+from tests.helpers.support import TARGETS as ALL_TARGETS
+from tests.helpers.support import count_examples
 from tests.test_sse import content_chunk
 from tests.test_streams import arrive
 

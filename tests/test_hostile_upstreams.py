@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TARGETS as ALL_TARGETS
+from tests.helpers.support import TARGETS as ALL_TARGETS
 from tests.test_sse import A, B
 from tests.test_streams import arrive
 

@@ -1,4 +1,4 @@
-"""Captured streams read over a real HTTP connection (tests/loopback.py: uvicorn on
+"""Captured streams read over a real HTTP connection (tests/helpers/loopback.py: uvicorn on
 127.0.0.1) by httpx, httpx's async client and aiohttp (the stream given the response's
 byte iterator or the response itself) and by the openai SDK, and compared with the same
 bytes read from memory: every framing, the network's faults, closing early, raw_events()
@@ -22,8 +22,8 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from tests.loopback import Delivery, StreamApp, StreamSpec, serve, stream_app
-from tests.support import FIXTURE_STREAMS, TARGETS, Stream
+from tests.helpers.loopback import Delivery, StreamApp, StreamSpec, serve, stream_app
+from tests.helpers.support import FIXTURE_STREAMS, TARGETS, Stream
 from tests.test_sse import ERRORS, A
 
 T = TypeVar("T")
@@ -401,7 +401,7 @@ FAULT_CASES = [
 FAULT_FIXTURE = next(f for f in FIXTURE_STREAMS if len(f.chunks) >= 6)
 CUT = 3  # chunks a faulty stream sends before its fault
 
-# What each client really raises (found by running them against tests/loopback.py).
+# What each client really raises (found by running them against tests/helpers/loopback.py).
 DROPPED: dict[str, type[Exception]] = {
     "httpx": httpx.RemoteProtocolError,  # "incomplete chunked read"
     "httpx-async": httpx.RemoteProtocolError,

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support import TARGETS, payloads
+from tests.helpers.support import TARGETS, payloads
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CAPTURES = [

@@ -1,7 +1,7 @@
 """chunkspec installed the way a user installs it, and used from another repository.
 
 The checkout (as it is now, uncommitted changes included) is committed into a temporary
-git repository (tests/checkout.py) and pip-installed from there into an empty venv; the
+git repository (tests/helpers/checkout.py) and pip-installed from there into an empty venv; the
 application is another temporary git repository. Spec edits are made in the copy and
 installed again, as a user updates chunkspec to a new revision.
 """
@@ -25,9 +25,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from generator.render.header import recorded_command
-from tests.checkout import commit_all, committed_copy, git, isolated_environment
-from tests.gateways import free_port, wait_healthy
-from tests.loopback import serve
+from tests.helpers.checkout import commit_all, committed_copy, git, isolated_environment
+from tests.helpers.gateways import free_port, wait_healthy
+from tests.helpers.loopback import serve
 
 TIMEOUT = 300  # seconds for any one command; an install fetches its build tools
 ENV = isolated_environment()

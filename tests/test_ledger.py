@@ -1,13 +1,13 @@
 """The ledger of issue 41: nothing a stream says is dropped silently.
 
 For every direction (chat, Messages and Responses, each to the other two and to
-itself), random sources with every meaning-bearing field the spec knows (tests/ledger.py
+itself), random sources with every meaning-bearing field the spec knows (tests/helpers/ledger.py
 draws them in no protocol's terms and spells them in the source's) are read by the
 source's reader, which must read each meaning the source holds; written to the target
 by its writer; and read back by the target's reader, which must hold each meaning the
 source's reader read, unless the writer's `dropped` names it. Never neither. The
 Messages and Responses streams written are judged by the invariants the official SDKs
-need (tests/messages_invariants.py, tests/responses_invariants.py), as the bridge
+need (tests/helpers/messages_invariants.py, tests/helpers/responses_invariants.py), as the bridge
 tests judge captured streams.
 
 The meanings come from the spec (`meanings:`), the runtime (`MEANINGS`), the kinds the
@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.runtime.parts import MEANINGS
-from tests import ledger
-from tests.ledger import (
+from tests.helpers import ledger
+from tests.helpers.ledger import (
     ODDITIES,
     Block,
     Call,
@@ -47,9 +47,9 @@ from tests.ledger import (
     Turn,
     Usage,
 )
-from tests.messages_invariants import check_messages
-from tests.responses_invariants import check_responses
-from tests.support import count_examples, runtime
+from tests.helpers.messages_invariants import check_messages
+from tests.helpers.responses_invariants import check_responses
+from tests.helpers.support import count_examples, runtime
 from tests.test_request_roundtrip import requests
 
 PROTOCOLS: Final = ("chat", "messages", "responses")

@@ -22,8 +22,8 @@ from generator.ir.model import (
 from generator.render.targets import module_names
 from tests.generated.examples import EXAMPLES
 from tests.generated.test_targets_agree import ROUND_TRIPS
-from tests.support import TARGETS, assert_same_json
-from tests.test_generator import REPO
+from tests.helpers.project import REPO
+from tests.helpers.support import TARGETS, assert_same_json
 
 MODULES = list(TARGETS.values())
 LENIENT, STRICT = build_specs(

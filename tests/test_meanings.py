@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.support import FIXTURE_STREAMS, TARGETS, load_module, runtime
-from tests.test_generator import copy_project, run_generator
+from tests.helpers.project import copy_project, run_generator
+from tests.helpers.support import FIXTURE_STREAMS, TARGETS, load_module, runtime
 
 MEANINGS = Path(__file__).resolve().parent / "fixtures" / "meanings"
 MODULES = list(TARGETS.values())

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import FIXTURE_STREAMS, TARGETS, runtime
+from tests.helpers.support import FIXTURE_STREAMS, TARGETS, runtime
 from tests.test_meanings import (
     DIALECTS,
     THINK,

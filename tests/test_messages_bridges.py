@@ -16,15 +16,15 @@ import pytest
 from jiter import from_json
 from openai.lib.streaming.chat import ChatCompletionStreamState
 
-from tests.loopback import StreamSpec, serve, stream_app
-from tests.messages_invariants import check_messages
-from tests.messages_judges import (
+from tests.helpers.loopback import StreamSpec, serve, stream_app
+from tests.helpers.messages_invariants import check_messages
+from tests.helpers.messages_judges import (
     meanings_of_ai_sdk_reading,
     meanings_of_sdk_message,
     read_many_with_ai_sdk,
     read_many_with_anthropic_sdk,
 )
-from tests.support import FIXTURE_STREAMS, REPORT, TARGETS, Stream
+from tests.helpers.support import FIXTURE_STREAMS, REPORT, TARGETS, Stream
 from tests.test_messages_events import CAPTURES
 
 STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from generator.render.targets import TARGETS as REGISTRY
-from tests.support import REPORT, assert_same_json, payloads
+from tests.helpers.support import REPORT, assert_same_json, payloads
 
 MESSAGES = Path(__file__).resolve().parent / "fixtures" / "messages"
 CAPTURES = sorted(MESSAGES.glob("*.sse"))

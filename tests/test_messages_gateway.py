@@ -26,10 +26,10 @@ from generated.msgspec import messages as messages_msgspec
 from generator.gateway.config import Upstream as GatewayUpstream
 from generator.gateway.routing import Target
 from generator.gateway.translate import translate
-from tests.gateways import LOGGER, ByPath, log_lines, one_upstream_app
-from tests.loopback import StreamApp, StreamSpec, serve
-from tests.messages_judges import meanings_of_sdk_message
-from tests.support import FIXTURE_STREAMS, REPORT
+from tests.helpers.gateways import LOGGER, ByPath, log_lines, one_upstream_app
+from tests.helpers.loopback import StreamApp, StreamSpec, serve
+from tests.helpers.messages_judges import meanings_of_sdk_message
+from tests.helpers.support import FIXTURE_STREAMS, REPORT
 from tests.test_messages_bridges import chat_body, chat_summary, expected_of, judged
 from tests.test_messages_events import CAPTURES
 

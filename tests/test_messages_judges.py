@@ -1,4 +1,4 @@
-"""The judges of Anthropic Messages streams (tests/messages_judges.py) read hand-checked
+"""The judges of Anthropic Messages streams (tests/helpers/messages_judges.py) read hand-checked
 bodies as we expect: the meanings below were worked out by hand from the events, not
 copied from what the clients returned."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from tests.messages_judges import (
+from tests.helpers.messages_judges import (
     aread_with_anthropic_sdk,
     meanings_of_ai_sdk_reading,
     meanings_of_sdk_message,

@@ -19,8 +19,8 @@ import anthropic.lib.streaming._messages as streaming
 import pytest
 
 from generator.runtime.messages.accumulate import _MessagesAccumulator
-from tests.messages_invariants import check_messages, events_of
-from tests.support import TARGETS
+from tests.helpers.messages_invariants import check_messages, events_of
+from tests.helpers.support import TARGETS
 from tests.test_meanings import body
 
 MODULES = list(TARGETS.values())

@@ -1,6 +1,6 @@
 """The Messages request (`POST /v1/messages` body) in spec/messages_stream_event.yaml against
 anthropic-sdk-python's own TypedDict params, by introspection (the comparison of
-tests/sdk_drift.py, read through `sdk_fields`), and real request bodies read with
+tests/helpers/sdk_drift.py, read through `sdk_fields`), and real request bodies read with
 `loads_request` and written back with `dumps` in the four targets.
 
 Every TypedDict that `MessageCreateParamsBase` reaches has a spec type with the same wire
@@ -21,8 +21,8 @@ from anthropic.types import ThinkingBlockParam, ToolResultBlockParam
 from anthropic.types.message_create_params import MessageCreateParamsBase
 from typing_extensions import TypedDict, is_typeddict
 
-from tests.sdk_drift import Allowed, Comparison, Family, reachable, stray_types, uncompared
-from tests.test_generator import REPO
+from tests.helpers.project import REPO
+from tests.helpers.sdk_drift import Allowed, Comparison, Family, reachable, stray_types, uncompared
 
 RENAMED = {
     "MessageCreateParamsBase": "MessageCreateRequest",
@@ -200,7 +200,7 @@ def test_a_change_in_the_sdk_params_fails_naming_the_type_and_key(
 
 def test_the_typeddict_walker_reads_required_keys() -> None:
     assert HologramBlockParam in reachable([MessageWithAHologram])
-    from tests.sdk_drift import sdk_fields
+    from tests.helpers.sdk_drift import sdk_fields
 
     fields = sdk_fields(MessageCreateParamsBase)
     required = {key for key, (_, needed) in fields.items() if needed}

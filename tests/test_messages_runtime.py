@@ -2,7 +2,7 @@
 (events to `Part`s, in chat's terms), each of its tolerances of real servers, the
 accumulator (events to the final Message, as anthropic-sdk-python builds it), and the
 writer (any protocol's `Part`s to Messages events the strictest clients accept),
-checked by tests/messages_invariants.py on handmade parts, on random ones, and on every
+checked by tests/helpers/messages_invariants.py on handmade parts, on random ones, and on every
 captured chat stream bridged to Messages and read back."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from generator.runtime.parts import (
     _summary_of_parts,
 )
 from generator.runtime.sse import ServerSentEvent, StreamError
-from tests.messages_invariants import check_messages, events_of
-from tests.support import FIXTURE_STREAMS, TARGETS
+from tests.helpers.messages_invariants import check_messages, events_of
+from tests.helpers.support import FIXTURE_STREAMS, TARGETS
 from tests.test_meanings import body, summary_of
 
 MODULES = list(TARGETS.values())

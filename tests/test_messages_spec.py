@@ -28,7 +28,7 @@ from anthropic.types import (
 from anthropic.types.raw_message_delta_event import Delta
 from anthropic.types.shared.error_response import ErrorResponse
 
-from tests.sdk_drift import Allowed, Comparison, Family, reachable, stray_types, uncompared
+from tests.helpers.sdk_drift import Allowed, Comparison, Family, reachable, stray_types, uncompared
 from tests.test_messages_requests import COMPARISON as REQUEST
 
 # The SDK's names where ours differ: the events lose the SDK's `Raw` prefix, the message

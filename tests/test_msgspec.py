@@ -11,7 +11,7 @@ import pytest
 from generated.dataclasses import chat as chunk_dataclasses
 from generated.msgspec import chat as chunk_msgspec
 from generated.msgspec._runtime.structs import _EXTRA
-from tests.support import outcome
+from tests.helpers.support import outcome
 
 USAGE_CHUNK = (
     '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'

@@ -1,7 +1,7 @@
 """openai-agents (the OpenAI Agents SDK for Python, pinned in requirements.lock) through the
 gateway's /v1/responses: an Agent with a function tool, run by `Runner` (unstreamed and
 streamed) on the Responses model against a scripted chat upstream
-(tests/agent_upstream.py). Asserts what the agent returned and what the upstream
+(tests/helpers/agent_upstream.py). Asserts what the agent returned and what the upstream
 received: its tool called, run by the SDK, the result sent back with the call's id.
 """
 
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.agent_clis import Stack, Stacks
-from tests.agent_upstream import (
+from tests.helpers.agent_clis import Stack, Stacks
+from tests.helpers.agent_upstream import (
     Call,
     Script,
     Style,

@@ -12,8 +12,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.generated.strategies import openai_chat_completion_chunk
-from tests.openai_reference import assert_same_as_openai, openai_reads
-from tests.support import FIXTURE_STREAMS, REPORT, TARGETS, Stream, count_examples
+from tests.helpers.openai_reference import assert_same_as_openai, openai_reads
+from tests.helpers.support import FIXTURE_STREAMS, REPORT, TARGETS, Stream, count_examples
 
 COMPARED: dict[str, int] = {}
 

@@ -15,7 +15,7 @@ import pytest
 
 from generator.runtime.parts import Citation, Part, ToolCallPart, UsageSummary
 from generator.runtime.parts import _summary_of_parts as summary_of_parts
-from tests.support import FIXTURE_STREAMS, TARGETS
+from tests.helpers.support import FIXTURE_STREAMS, TARGETS
 from tests.test_meanings import body, chunk, summary_of
 
 MODULES = list(TARGETS.values())

@@ -24,8 +24,8 @@ from importlib import metadata
 from pathlib import Path
 
 from generator.render.header import recorded_command
-from tests.checkout import CHECKOUT, commit_all, committed_copy, git, isolated_environment
-from tests.support import REPORT
+from tests.helpers.checkout import CHECKOUT, commit_all, committed_copy, git, isolated_environment
+from tests.helpers.support import REPORT
 
 LOCK = CHECKOUT / "requirements.lock"
 MODULE = "app/chunks"

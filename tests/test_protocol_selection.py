@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_generator import REPO, copy_project, run_generator
+from tests.helpers.project import REPO, copy_project, run_generator
 
 CAPTURE = REPO / "tests" / "fixtures" / "messages" / "anthropic__thinking-signature-text.sse"
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import openai
 
-from tests.loopback import StreamSpec, serve, stream_app
-from tests.support import FIXTURE_STREAMS, TARGETS
+from tests.helpers.loopback import StreamSpec, serve, stream_app
+from tests.helpers.support import FIXTURE_STREAMS, TARGETS
 from tests.test_meanings import body, summary_of
 
 CLIENTS = Path(__file__).resolve().parent / "clients"

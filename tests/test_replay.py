@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import FIXTURES
+from tests.helpers.support import FIXTURES
 
 TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 MESSAGES = FIXTURES.parent / "messages"

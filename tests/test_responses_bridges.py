@@ -16,16 +16,16 @@ from typing import Any
 import openai
 import pytest
 
-from tests.loopback import StreamSpec, serve, stream_app
-from tests.messages_judges import meanings_of_sdk_message, read_many_with_anthropic_sdk
-from tests.responses_invariants import check_responses
-from tests.responses_judges import (
+from tests.helpers.loopback import StreamSpec, serve, stream_app
+from tests.helpers.messages_judges import meanings_of_sdk_message, read_many_with_anthropic_sdk
+from tests.helpers.responses_invariants import check_responses
+from tests.helpers.responses_judges import (
     meanings_of_ai_sdk_reading,
     meanings_of_response,
     read_many_with_ai_sdk,
     read_many_with_openai_sdk,
 )
-from tests.support import FIXTURE_STREAMS, REPORT, TARGETS
+from tests.helpers.support import FIXTURE_STREAMS, REPORT, TARGETS
 from tests.test_messages_bridges import (
     _read_chat,
     chat_body,

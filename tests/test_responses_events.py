@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from generator.render.targets import TARGETS as REGISTRY
-from tests.support import REPORT, assert_same_json, payloads
+from tests.helpers.support import REPORT, assert_same_json, payloads
 
 RESPONSES = Path(__file__).resolve().parent / "fixtures" / "responses"
 CAPTURES = sorted(RESPONSES.glob("*.sse"))

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from generator.runtime.parts import _REASONING_SEPARATOR
-from tests.responses_invariants import check_responses, events_of
-from tests.support import TARGETS, runtime
+from tests.helpers.responses_invariants import check_responses, events_of
+from tests.helpers.support import TARGETS, runtime
 from tests.test_responses_runtime import (
     REASONING_DONE,
     added,

@@ -2,7 +2,7 @@
 captured chat streams, the gateway serves them as Responses, and openai-python reads them
 from the gateway with `client.responses.stream(...)` (and `create`, unstreamed). What it
 reads must be what the chat stream says (our accumulator's summary of the capture), the
-stream must hold every invariant of tests/responses_invariants.py, and the upstream must
+stream must hold every invariant of tests/helpers/responses_invariants.py, and the upstream must
 receive the chat request the Responses request asks for."""
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ from generated.msgspec import chat as chunk_msgspec
 from generator.gateway.config import Upstream as GatewayUpstream
 from generator.gateway.routing import Target
 from generator.gateway.translate import translate
-from tests.gateways import one_upstream_app
-from tests.loopback import serve
-from tests.responses_invariants import check_responses
-from tests.responses_judges import (
+from tests.helpers.gateways import one_upstream_app
+from tests.helpers.loopback import serve
+from tests.helpers.responses_invariants import check_responses
+from tests.helpers.responses_judges import (
     meanings_of_ai_sdk_reading,
     meanings_of_response,
     read_urls_with_ai_sdk,
 )
-from tests.support import REPORT
+from tests.helpers.support import REPORT
 from tests.test_messages_bridges import chat_summary
 from tests.test_messages_gateway import (
     CHAT_ERROR,

@@ -1,5 +1,5 @@
-"""The judges of OpenAI Responses streams (tests/responses_judges.py) read hand-checked
-bodies as we expect, and `check_responses` (tests/responses_invariants.py) passes them and
+"""The judges of OpenAI Responses streams (tests/helpers/responses_judges.py) read hand-checked
+bodies as we expect, and `check_responses` (tests/helpers/responses_invariants.py) passes them and
 fails each invariant broken once: the meanings below were worked out by hand from the
 events, not copied from what the clients returned."""
 
@@ -15,8 +15,8 @@ from typing import Any
 import openai
 import pytest
 
-from tests.responses_invariants import check_responses
-from tests.responses_judges import (
+from tests.helpers.responses_invariants import check_responses
+from tests.helpers.responses_judges import (
     aread_with_openai_sdk,
     meanings_of_ai_sdk_reading,
     meanings_of_response,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from generator.render.targets import TARGETS as REGISTRY
-from tests.support import assert_same_json
+from tests.helpers.support import assert_same_json
 
 REQUESTS = Path(__file__).resolve().parent / "fixtures" / "responses_requests"
 BODIES = sorted(REQUESTS.glob("*.json"))

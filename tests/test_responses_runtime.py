@@ -3,7 +3,7 @@ sequences and on random parts: the reader (events to `Part`s, in chat's terms, t
 the generated modules' `iter_parts`), each of its tolerances of real servers, the
 accumulator (events to the final Response, as openai-python's `ResponseStreamState`
 builds it), and the writer (any protocol's `Part`s to the Responses events the strictest
-clients accept), checked by tests/responses_invariants.py; and a round trip of random
+clients accept), checked by tests/helpers/responses_invariants.py; and a round trip of random
 parts through chat, Messages and Responses in every direction."""
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from generator.runtime.responses.accumulate import _ResponsesAccumulator
 from generator.runtime.responses.reader import _ResponsesReader
 from generator.runtime.responses.writer import ResponsesLossWarning, _ResponsesWriter
 from generator.runtime.sse import ServerSentEvent, StreamError
-from tests.responses_invariants import check_responses, events_of
-from tests.support import TARGETS
+from tests.helpers.responses_invariants import check_responses, events_of
+from tests.helpers.support import TARGETS
 
 MODULES = list(TARGETS.values())
 CHAT = TARGETS["dataclasses"]

@@ -1,5 +1,5 @@
 """spec/responses_stream_event.yaml against openai-python's own types, by introspection
-(tests/sdk_drift.py): every pydantic model reachable from `ResponseStreamEvent` and
+(tests/helpers/sdk_drift.py): every pydantic model reachable from `ResponseStreamEvent` and
 `Response` has a spec type with the same wire keys, the same required/optional and
 nullable split, compatible types, the same union members (ours plus the `Other…` member
 that keeps unknown types whole) and the same enum values. The mapping is total both
@@ -30,7 +30,7 @@ from openai.types.responses.function_tool_param import FunctionToolParam
 from openai.types.responses.response_create_params import ResponseCreateParamsBase
 from openai.types.responses.response_output_text import ResponseOutputText
 
-from tests.sdk_drift import Allowed, Comparison, Family, reachable, stray_types, uncompared
+from tests.helpers.sdk_drift import Allowed, Comparison, Family, reachable, stray_types, uncompared
 
 _CALLERS = (
     "response_function_tool_call",

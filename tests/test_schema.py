@@ -15,7 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.generated.examples import EXAMPLES
-from tests.support import FIXTURE_STREAMS, Stream
+from tests.helpers.support import FIXTURE_STREAMS, Stream
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "generated" / "chunk.schema.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))

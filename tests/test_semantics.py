@@ -15,8 +15,8 @@ import pytest
 from generated.dataclasses import chat as chunk_dataclasses
 from generated.pydantic import chat as chunk_pydantic
 from generated.typeddicts import chat as chunk_typeddicts
-from tests.support import TARGETS as ALL_TARGETS
-from tests.support import assert_same_json, normalised
+from tests.helpers.support import TARGETS as ALL_TARGETS
+from tests.helpers.support import assert_same_json, normalised
 
 TARGETS = list(ALL_TARGETS.values())
 HEAD = '"id":"c1","object":"chat.completion.chunk","created":1,"model":"m"'

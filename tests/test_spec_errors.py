@@ -24,8 +24,8 @@ from generator.ir.load import load_spec
 from generator.ir.yamlfile import Located, load_yaml
 from generator.render.targets import TARGETS as REGISTRY
 from generator.render.targets import module_names
-from tests.support import REPORT, assert_same_json, load_module
-from tests.test_generator import REPO, copy_project, run_generator, snapshot
+from tests.helpers.project import REPO, copy_project, run_generator, snapshot
+from tests.helpers.support import REPORT, assert_same_json, load_module
 
 CORPUS = Path(__file__).resolve().parent / "spec_errors"
 TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")

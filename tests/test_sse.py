@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from tests.support import FIXTURE_STREAMS
-from tests.support import TARGETS as ALL_TARGETS
+from tests.helpers.support import FIXTURE_STREAMS
+from tests.helpers.support import TARGETS as ALL_TARGETS
 
 TARGETS = list(ALL_TARGETS.values())
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import DEPENDENCIES
+from tests.helpers.support import DEPENDENCIES
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
 

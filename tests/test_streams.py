@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.support import FIXTURE_STREAMS
-from tests.support import TARGETS as ALL_TARGETS
+from tests.helpers.support import FIXTURE_STREAMS
+from tests.helpers.support import TARGETS as ALL_TARGETS
 from tests.test_sse import ERRORS, FRAMINGS, HOW, content_chunk, pieces
 
 TARGETS = list(ALL_TARGETS.values())

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.generated.strategies import chat_completion_chunk, choice_delta
-from tests.support import TARGETS, load_module
-from tests.test_generator import REPO, run_generator
+from tests.helpers.project import REPO, run_generator
+from tests.helpers.support import TARGETS, load_module
 
 MODULES = list(TARGETS.values())
 TOKEN_KEYS = ("content", "refusal", "reasoning_content", "reasoning")
@@ -249,7 +249,7 @@ def test_the_serving_example_streams_what_openai_python_and_our_reader_read() ->
 
     from examples.serving import app
     from generated.msgspec import chat as chunk_msgspec
-    from tests.loopback import serve
+    from tests.helpers.loopback import serve
 
     prompt = 'Say "hi"\n\tand\u2028bye 😀'
     with serve(app) as base_url:

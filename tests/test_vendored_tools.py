@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared import shared_folder
-from tests.support import DEPENDENCIES
-from tests.test_generator import REPO, run_generator
+from tests.helpers.project import REPO, run_generator
+from tests.helpers.shared import shared_folder
+from tests.helpers.support import DEPENDENCIES
 
 LOCK = REPO / "requirements.lock"
 STREAM = REPO / "tests/fixtures/streams/vllm__named-tool-choice-finish-stop-reasoning-field.jsonl"
@@ -157,7 +157,7 @@ def assert_no_configuration_above(root: Path) -> None:
 
 def shared_venv(request: pytest.FixtureRequest, requirements: list[str]) -> Path:
     """A fresh venv holding `requirements`, made once for the whole run and shared by
-    every worker (tests/shared.py); the tests only read it."""
+    every worker (tests/helpers/shared.py); the tests only read it."""
     inputs = {"requirements": requirements, "lock": LOCK.read_text(), "python": sys.version}
 
     def make(folder: Path) -> None:

@@ -17,8 +17,8 @@ import pytest
 from generator.ir.build import build_spec
 from generator.ir.load import load_spec
 from generator.render.targets import module_names
-from tests.support import FIXTURE_STREAMS, Stream, assert_same_json, load_module, normalised
-from tests.test_generator import REPO, copy_project, run_generator
+from tests.helpers.project import REPO, copy_project, run_generator
+from tests.helpers.support import FIXTURE_STREAMS, Stream, assert_same_json, load_module, normalised
 
 TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 

@@ -3,7 +3,7 @@
 In a git checkout setuptools-scm adds every tracked file to a wheel, which hides a
 folder or file the packaging configuration leaves out; a wheel built from a tarball
 (`git archive`, an sdist) has only what the configuration names. So the checkout's files
-(tracked or new, not ignored: tests/checkout.py) are copied without .git and built with
+(tracked or new, not ignored: tests/helpers/checkout.py) are copied without .git and built with
 `pip wheel --no-build-isolation --no-index`: the build uses the setuptools and
 setuptools-scm of .venv (requirements.lock pins the same as pyproject.toml's
 [build-system]) and needs no network. Every file under generator/, generated/, spec/
@@ -41,7 +41,7 @@ import pytest
 
 from generator.render.families import FAMILIES
 from generator.render.targets import TARGETS
-from tests.checkout import CHECKOUT, copied_checkout, isolated_environment
+from tests.helpers.checkout import CHECKOUT, copied_checkout, isolated_environment
 
 TIMEOUT = 120  # seconds for any one command
 ENV = isolated_environment()

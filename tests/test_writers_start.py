@@ -16,8 +16,8 @@ import pytest
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import RawMessageStartEvent
 
-from tests.messages_judges import read_many_with_anthropic_sdk
-from tests.support import TARGETS
+from tests.helpers.messages_judges import read_many_with_anthropic_sdk
+from tests.helpers.support import TARGETS
 
 WAIT: Final = 5.0
 """How long a test waits for an event it expects (seconds): far longer than it takes."""

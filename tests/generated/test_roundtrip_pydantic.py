@@ -17,7 +17,7 @@ import pytest
 
 from generated.pydantic import chat as target
 from tests.generated.examples import EXAMPLES, ROOT_DEFAULTS
-from tests.support import (
+from tests.helpers.support import (
     FIXTURE_STREAMS,
     Stream,
     assert_same_json,

@@ -1,5 +1,5 @@
 """Judges of OpenAI Responses streams (`POST /v1/responses`, `event: response.*`): real
-clients read the raw bytes of an SSE body, served over loopback HTTP (tests/loopback.py),
+clients read the raw bytes of an SSE body, served over loopback HTTP (tests/helpers/loopback.py),
 and say what they read.
 
 - `read_with_openai_sdk` (and `aread_with_openai_sdk`, `read_many_with_openai_sdk`):
@@ -42,9 +42,9 @@ from typing import Any
 import openai
 
 from generator.runtime.parts import _REASONING_SEPARATOR
-from tests.loopback import StreamSpec, serve, stream_app
+from tests.helpers.loopback import StreamSpec, serve, stream_app
 
-CLIENTS = Path(__file__).resolve().parent / "clients"
+CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 TIMEOUT = 60.0
 """Seconds any one read may take, the Node process's included."""
 MODEL = "m"

@@ -2,7 +2,7 @@
 and answers each turn from a script, streaming as a real backend does.
 
     upstream = ScriptedUpstream(Script(style="deepseek", calls=[Call("Bash", {...})]))
-    with serve(upstream.app()) as base_url:   # tests.loopback.serve: 127.0.0.1, a free port
+    with serve(upstream.app()) as base_url:   # tests.helpers.loopback.serve: 127.0.0.1, a free port
         ...                                   # the gateway's upstream: f"{base_url}/v1"
     upstream.requests                         # every POST /v1/chat/completions body
 
@@ -48,7 +48,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.loopback import DroppedStream
+from tests.helpers.loopback import DroppedStream
 
 JSON = dict[str, Any]
 Style = Literal["deepseek", "openrouter", "think", "gemini", "openai"]

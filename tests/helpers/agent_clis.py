@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.agent_upstream import Script, ScriptedUpstream
-from tests.gateways import free_port, wait_healthy
-from tests.loopback import serve
+from tests.helpers.agent_upstream import Script, ScriptedUpstream
+from tests.helpers.gateways import free_port, wait_healthy
+from tests.helpers.loopback import serve
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLIENTS_BIN = ROOT / "tests" / "clients" / "node_modules" / ".bin"
 CLAUDE = CLIENTS_BIN / "claude"
 CODEX = CLIENTS_BIN / "codex"

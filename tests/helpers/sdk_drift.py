@@ -40,7 +40,7 @@ from generator.ir.load import RawEnum, RawField, RawType, RawUnion, load_spec
 from generator.ir.model import EnumRef, ListOf, MapOf, ModelRef, Scalar, TypeExpr
 from generator.ir.model import Union as SpecUnion
 from generator.ir.typeexpr import parse_type
-from tests.test_generator import REPO
+from tests.helpers.project import REPO
 
 Key = tuple[str, str]
 """(spec type, wire key), or (spec union, member)."""

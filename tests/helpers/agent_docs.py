@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.agent_clis import CLAUDE, CODEX, AgentRun, _base_env, _run
-from tests.docs_blocks import ROOT, Fence, fences
-from tests.gateways import free_port, wait_healthy
+from tests.helpers.agent_clis import CLAUDE, CODEX, AgentRun, _base_env, _run
+from tests.helpers.docs_blocks import ROOT, Fence, fences
+from tests.helpers.gateways import free_port, wait_healthy
 
 DOC_PORT = "4000"
 """The gateway's port on the pages."""

@@ -1,5 +1,5 @@
 """Judges of Anthropic Messages streams: real clients read the raw bytes of an SSE body,
-served over loopback HTTP (tests/loopback.py), and say what they read.
+served over loopback HTTP (tests/helpers/loopback.py), and say what they read.
 
 - `read_with_anthropic_sdk` (and `aread_with_anthropic_sdk`): anthropic-sdk-python's
   `messages.stream(...)`, pinned in requirements.lock. Strict: whatever the SDK raises
@@ -30,9 +30,9 @@ from typing import Any
 
 import anthropic
 
-from tests.loopback import StreamSpec, serve, stream_app
+from tests.helpers.loopback import StreamSpec, serve, stream_app
 
-CLIENTS = Path(__file__).resolve().parent / "clients"
+CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 TIMEOUT = 60.0
 """Seconds any one read may take, the Node process's included."""
 MODEL = "m"

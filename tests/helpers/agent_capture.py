@@ -4,8 +4,8 @@ protocol (Claude Code: POST /v1/messages, Anthropic SSE; Codex: POST /v1/respons
 Responses SSE), one scripted turn per request: a call of the tool the scenario names while
 no tool result is in the request, then a text answer.
 
-    .venv/bin/python -m tests.agent_capture OUT_DIR [SCENARIO ...]
-    .venv/bin/python -m tests.agent_capture trim OUT_DIR tests/fixtures/agents
+    .venv/bin/python -m tests.helpers.agent_capture OUT_DIR [SCENARIO ...]
+    .venv/bin/python -m tests.helpers.agent_capture trim OUT_DIR tests/fixtures/agents
 
 writes OUT_DIR/SCENARIO.jsonl (every request: method, path, headers, body) and
 OUT_DIR/SCENARIO.events.jsonl (what the agent printed); `trim` cuts the fixtures in
@@ -32,8 +32,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests import agent_clis
-from tests.loopback import serve
+from tests.helpers import agent_clis
+from tests.helpers.loopback import serve
 
 JSON = dict[str, Any]
 

@@ -33,9 +33,9 @@ from typing import Any, Final
 
 import yaml
 
-from tests.support import runtime
+from tests.helpers.support import runtime
 
-ROOT: Final = Path(__file__).resolve().parent.parent
+ROOT: Final = Path(__file__).resolve().parents[2]
 MODEL: Final = "ledger-model"
 
 # --- a source in no protocol's terms ---------------------------------------------------

@@ -1,8 +1,8 @@
 """Golden records per feature: tests/golden/<feature>/ holds a tiny spec that shows one
 feature, and expected/ the modules of the four target packages the generator makes of it.
 
-    python -m tests.golden            rewrite every expected/ file (make golden)
-    python -m tests.golden --check    exit 1, listing the expected/ files that are stale
+    python -m tests.helpers.golden          rewrite every expected/ file (make golden)
+    python -m tests.helpers.golden --check  exit 1, listing the expected/ files that are stale
 
 A golden folder holds:
 
@@ -38,8 +38,8 @@ from generator.ir.load import FAMILY_FILES
 from generator.ir.model import Options
 from generator.render.targets import TARGETS as REGISTRY
 
-REPO = Path(__file__).resolve().parent.parent
-GOLDEN = Path(__file__).resolve().parent / "golden"
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 TEMPLATES = REPO / "templates"
 TARGETS = tuple(REGISTRY)
 COMMAND = "make golden"
@@ -220,7 +220,7 @@ def relative(path: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tests.golden",
+        prog="python -m tests.helpers.golden",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
