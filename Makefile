@@ -61,8 +61,8 @@ pytest: $(STAMP) $(CLIENTS)
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 CHUNKSPEC_FUZZ_SEED=random $(PY) -m pytest \
-		tests/generated/test_properties.py tests/test_openai_differential.py tests/test_fuzz.py \
-		tests/test_ledger.py
+		tests/generated/test_properties.py tests/runtime/chat/test_openai_differential.py tests/runtime/chat/test_fuzz.py \
+		tests/runtime/test_ledger.py
 
 .PHONY: golden
 golden: $(STAMP)

@@ -1,5 +1,5 @@
 """A chat upstream on 127.0.0.1 for the gateway benchmark (bench/gateway.py) and its load
-test (tests/test_gateway_load.py): it streams captured chat streams, one SSE event per
+test (tests/gateway/test_load.py): it streams captured chat streams, one SSE event per
 write, and counts the streams it has open.
 
 The request's `model` names the stream: a capture's file name (tests/fixtures/streams,

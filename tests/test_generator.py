@@ -1,6 +1,6 @@
 """The generator as a command: a bad core file stops it with file:line; `check` catches
 stale or hand-edited output; a failed write changes nothing; output is reproducible;
-wire names become Python names. The corpus of bad vendor files is test_spec_errors.py."""
+wire names become Python names. The corpus of bad vendor files is tests/ir/test_spec_errors.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The fenced blocks of a Markdown doc, and running one: shared by tests/test_docs_examples.py
-and tests/test_docs_streams.py.
+"""The fenced blocks of a Markdown doc, and running one: shared by tests/docs/test_examples.py
+and tests/docs/test_streams.py.
 
 A fence is a line of three or more backticks, indented or not, with an info string (its
 first word is the block's kind: `python`, `text`, `console`, ...); it ends at a line of at

@@ -1,8 +1,9 @@
 """A family's spec file against an SDK's pydantic models, by introspection: the comparison
-that tests/test_messages_spec.py (anthropic-sdk-python) and tests/test_responses_spec.py
-(openai-python) run, each with its own list of the departures it allows. The SDKs declare
-their request params as TypedDicts: those are compared the same way
-(tests/test_messages_requests.py), their keys and required keys read by `sdk_fields`.
+that tests/runtime/messages/test_spec.py (anthropic-sdk-python) and
+tests/runtime/responses/test_spec.py (openai-python) run, each with its own list of the
+departures it allows. The SDKs declare their request params as TypedDicts: those are
+compared the same way (tests/runtime/requests/test_messages.py), their keys and required
+keys read by `sdk_fields`.
 
 Every pydantic model reachable from the SDK's roots is compared with the spec type it
 maps to: the same wire keys, the same required/optional and nullable split, compatible
