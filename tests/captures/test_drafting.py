@@ -32,7 +32,7 @@ from tests.helpers.support import (
 )
 from tests.helpers.support import TARGETS as TARGET_MODULES
 
-FIXTURES = REPO / "tests/fixtures/streams"
+FIXTURES = REPO / "tests/fixtures/chat/streams"
 TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 
 # Vendors none of whose types another vendor's file uses, so the copy builds without them.

@@ -119,7 +119,7 @@ NOT_IN_THE_REPOSITORY = {
     "spec/vendors/acme_ai.yaml": "extending.md: an error message about a made-up vendor",
     "spec/vendors/foo.yml": "extending.md: an error message about a misnamed vendor file",
     "spec/vendors/x.yaml": "spec-format.md: error messages about a vendor named x",
-    "tests/fixtures/streams/acme__trace-hint-null-model.jsonl": (
+    "tests/fixtures/chat/streams/acme__trace-hint-null-model.jsonl": (
         "extending.md: the capture a reader would add for the made-up vendor Acme"
     ),
     "generator/render/targets/attrs_target.py": "architecture.md: what a new target adds",
@@ -202,11 +202,11 @@ def test_the_path_finder_finds_paths_and_judges_them() -> None:
         "generated/{target}/_runtime/",
         "spec/vendors/<vendor>.yaml",
         "spec/vendors/NAME.yaml",
-        "tests/fixtures/streams/{name}.jsonl",
+        "tests/fixtures/chat/streams/{name}.jsonl",
         "tests/golden/<feature>/spec/",
         "bench/*.svg",
         "render/emit.stale",
-        "tests/fixtures/streams/SOURCES.md",
+        "tests/fixtures/chat/streams/SOURCES.md",
     ):
         assert problem(real) is None, real
     for made_up in (

@@ -3,7 +3,7 @@
 # Regenerate with: make generate
 """Round-trip tests of the chat module of generated/pydantic/.
 
-Every captured chunk in tests/fixtures/streams and four examples of every spec type
+Every captured chunk in tests/fixtures/chat/streams and four examples of every spec type
 must come back from decode and encode as the same JSON, compared type-strictly.
 """
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.render.targets import TARGETS as REGISTRY
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chat" / "streams"
 
 TARGETS: dict[str, ModuleType] = {
     name: importlib.import_module(f"generated.{name}.chat") for name in REGISTRY

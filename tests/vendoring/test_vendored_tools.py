@@ -41,7 +41,11 @@ from tests.helpers.shared import shared_folder
 from tests.helpers.support import DEPENDENCIES
 
 LOCK = REPO / "requirements.lock"
-STREAM = REPO / "tests/fixtures/streams/vllm__named-tool-choice-finish-stop-reasoning-field.jsonl"
+STREAM = (
+    REPO
+    / "tests/fixtures/chat/streams"
+    / "vllm__named-tool-choice-finish-stop-reasoning-field.jsonl"
+)
 MODULE = "app/chunks"
 
 OTHERS = (*dict.fromkeys(name for needs in DEPENDENCIES.values() for name in needs), "orjson")

@@ -1,7 +1,7 @@
 """Meanings across dialects (issue 23): every module reads reasoning, text, refusal,
 tool calls, finish reason, usage, cost and citations the same way from any backend's
 spelling, by the spec's `means:`. Each captured stream is checked against the meanings
-written down for it in tests/fixtures/meanings/, in all four targets."""
+written down for it in tests/fixtures/chat/meanings/, in all four targets."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from tests.helpers.project import copy_project, run_generator
 from tests.helpers.support import FIXTURE_STREAMS, TARGETS, load_module, runtime
 
-MEANINGS = Path(__file__).resolve().parents[2] / "fixtures" / "meanings"
+MEANINGS = Path(__file__).resolve().parents[2] / "fixtures" / "chat" / "meanings"
 MODULES = list(TARGETS.values())
 THINK = ("<think>", "</think>")
 

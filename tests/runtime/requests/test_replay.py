@@ -20,8 +20,8 @@ import pytest
 from tests.helpers.support import FIXTURES
 
 TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
-MESSAGES = FIXTURES.parent / "messages"
-RESPONSES = FIXTURES.parent / "responses"
+MESSAGES = FIXTURES.parents[1] / "messages"
+RESPONSES = FIXTURES.parents[1] / "responses"
 USER = {"role": "user", "content": "What is the weather tomorrow?"}
 
 
