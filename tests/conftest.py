@@ -28,8 +28,8 @@ settings.register_profile(
     "fuzz", max_examples=5_000, deadline=None, suppress_health_check=_SLOW_DATA
 )
 # The generated tests run again in project copies (a vendor selection, a new vendor
-# file: tests/vendoring/test_vendoring.py): there every property runs on 50 examples, since the
-# same properties of the whole spec ran on 500 in the run that made the copy.
+# file: tests/vendoring/test_vendoring.py): there every property runs on 50 examples,
+# since the same properties of the whole spec ran on 500 in the run that made the copy.
 settings.register_profile("copy", settings.get_profile("ci"), max_examples=50)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
