@@ -42,8 +42,8 @@ check: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check generator generated tests bench examples setup.py
-	$(PY) -m black --check --quiet generator bench tests/*.py examples setup.py
-	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime/*.py generator/runtime/*/*.py
+	$(PY) -m black --check --quiet generator bench tests examples setup.py
+	$(PY) -m black --check --line-length=88 generated tests/generated/*.py generator/runtime/*.py generator/runtime/*/*.py
 	$(PY) -m ruff check --isolated --extend-select E4,E7,E9,F,E501 --line-length 88 generated generator/runtime
 	$(PY) -m mypy
 	$(PY) -m pyright
@@ -61,12 +61,12 @@ pytest: $(STAMP) $(CLIENTS)
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 CHUNKSPEC_FUZZ_SEED=random $(PY) -m pytest \
-		tests/generated/test_properties.py tests/test_openai_differential.py tests/test_fuzz.py \
-		tests/test_ledger.py
+		tests/generated/test_properties.py tests/runtime/chat/test_openai_differential.py tests/runtime/chat/test_fuzz.py \
+		tests/runtime/test_ledger.py
 
 .PHONY: golden
 golden: $(STAMP)
-	$(PY) -m tests.golden
+	$(PY) -m tests.helpers.golden
 
 bench: $(STAMP) $(BENCH_STAMP)
 	$(PY) -m bench.throughput

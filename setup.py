@@ -8,8 +8,8 @@ pyproject.toml): generator/ as `chunkspec`, spec/ as `chunkspec.spec`, templates
 `generator.runtime`, not `chunkspec.runtime`), so the search is made here: every folder
 below the four, with an `__init__.py` or not (spec/vendors/ holds only data), under its
 installed name. A folder added later is installed without an edit, in a wheel built from
-a tree without .git (a tarball, `git archive`) as from a checkout; tests/test_wheel.py
-builds one and compares it with the tree.
+a tree without .git (a tarball, `git archive`) as from a checkout;
+tests/vendoring/test_wheel.py builds one and compares it with the tree.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ its proxy runs beside ours in front of the same upstream (a `custom_openai/` mod
   module's `write_parts(iter_parts(...))` in this process), every early answer a prefix
   of it, no upstream stream left open afterwards, the gateway's RSS before and after.
 
-Times are reported, never asserted; tests/test_gateway_load.py asserts the load's
+Times are reported, never asserted; tests/gateway/test_load.py asserts the load's
 invariants on a small run.
 
     python -m bench.gateway                      # the full run (make bench): gateway.md, .json

@@ -1,6 +1,6 @@
 """Reading and writing meanings, as ratios measured in one run (docs/meanings.md).
 
-Over the captured streams of tests/fixtures/streams, read whole from memory, per target:
+Over the captured streams of tests/fixtures/chat/streams, read whole from memory, per target:
 
 - `iter_parts` against `iter_chunks` on the same body (speed, goal >= 0.85);
 - `summary()` at the end of a stream against accumulating it (time, goal <= 0.10);
@@ -27,7 +27,7 @@ from typing import Any
 from bench.common import fastest
 from bench.targets import TARGETS
 
-STREAMS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "streams"
+STREAMS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "chat" / "streams"
 GOALS = {"parts": 0.85, "summary": 0.10, "dialect": 0.8}
 
 

@@ -4,7 +4,7 @@ ratios measured in one run.
 Per target, from memory:
 
 - bridging chat to Messages, bytes in to bytes out, over the captured chat streams of
-  tests/fixtures/streams (each as its SSE body: `data: <chunk>` per line, then
+  tests/fixtures/chat/streams (each as its SSE body: `data: <chunk>` per line, then
   `data: [DONE]`): `write_parts(iter_parts(body), protocol="messages")` against
   martian-linguafranca doing the same job as a user would (`json.loads` of each chunk,
   `convert_response_stream_json` from OPENAI_CHAT_COMPLETIONS to ANTHROPIC_MESSAGES,
@@ -77,7 +77,7 @@ from bench.targets import ROOT, TARGETS
 
 HERE = Path(__file__).resolve().parent
 RESULTS, RESULTS_JSON = HERE / "protocols.md", HERE / "protocols.json"
-CHAT_CAPTURES = ROOT / "tests" / "fixtures" / "streams"
+CHAT_CAPTURES = ROOT / "tests" / "fixtures" / "chat" / "streams"
 MESSAGES_CAPTURES = ROOT / "tests" / "fixtures" / "messages"
 RESPONSES_CAPTURES = ROOT / "tests" / "fixtures" / "responses"
 MESSAGES: dict[str, ModuleType] = {

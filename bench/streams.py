@@ -3,7 +3,7 @@
 A uvicorn + Starlette server in a separate process (a thread would share the GIL with the
 reader being measured) serves one long `chat.completion.chunk` stream, as server-sent events
 written a few events at a time, then `data: [DONE]`: once built from the four corpora of
-bench/corpus.py, once from the captured streams of tests/fixtures/streams. Every reader
+bench/corpus.py, once from the captured streams of tests/fixtures/chat/streams. Every reader
 drains the whole stream per sample; samples of all readers are interleaved round-robin
 after a warm-up, and the median is kept. Ratios are taken against
 the floor (httpx lines + json.loads) and openai-python measured in the same run: sync readers
@@ -86,9 +86,9 @@ GROWTH_WITHIN = 2.0
 
 STREAMS = ("mixed", "captured")
 """The served streams: the four corpora of bench/corpus.py in turn (logprobs and vendor
-chunks are wide), and the captured streams of tests/fixtures/streams one after another
+chunks are wide), and the captured streams of tests/fixtures/chat/streams one after another
 (mostly text and reasoning deltas, as real traffic is)."""
-CAPTURES = ROOT / "tests" / "fixtures" / "streams"
+CAPTURES = ROOT / "tests" / "fixtures" / "chat" / "streams"
 
 
 def captured(chunks: int) -> list[str]:
@@ -646,12 +646,12 @@ def report(result: Run) -> str:
         f"Written by `make bench` (`python -m bench.streams`). Python {PYTHON}.",
         f"Two streams of {chunks:,} chunks each, then `[DONE]`: *mixed*, the {', '.join(CORPORA)}",
         f"corpora of bench/corpus.py ({chunks // len(CORPORA):,} chunks each); *captured*, the",
-        "captured streams of tests/fixtures/streams in turn. Each is served over loopback HTTP",
-        f"by uvicorn + Starlette in another process, {EVENTS_PER_WRITE} events per write. Median",
-        f"of {result.repeats} rounds after a warm-up, each timing every reader once in a shuffled",
-        "order; each sample reads the whole stream. Cells: chunks per second (median), and",
-        "ratios (the median of each round's ratio) measured in the same run. The drain-only",
-        "rows read the bytes and parse nothing: the server is not the limit.",
+        "captured streams of tests/fixtures/chat/streams in turn. Each is served over loopback",
+        f"HTTP by uvicorn + Starlette in another process, {EVENTS_PER_WRITE} events per write.",
+        f"Median of {result.repeats} rounds after a warm-up, each timing every reader once in a",
+        "shuffled order; each sample reads the whole stream. Cells: chunks per second",
+        "(median), and ratios (the median of each round's ratio) measured in the same run. The",
+        "drain-only rows read the bytes and parse nothing: the server is not the limit.",
         "",
         *_loopback_lines(result),
         *_big_lines(result),

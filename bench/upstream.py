@@ -1,8 +1,8 @@
 """A chat upstream on 127.0.0.1 for the gateway benchmark (bench/gateway.py) and its load
-test (tests/test_gateway_load.py): it streams captured chat streams, one SSE event per
+test (tests/gateway/test_load.py): it streams captured chat streams, one SSE event per
 write, and counts the streams it has open.
 
-The request's `model` names the stream: a capture's file name (tests/fixtures/streams,
+The request's `model` names the stream: a capture's file name (tests/fixtures/chat/streams,
 without `.jsonl`) or `long` (thousands of chunks, for the relay cost per chunk); a suffix
 `@paced` waits a millisecond before each event (so that a client can leave mid-stream),
 `@hold` stops half-way until `POST /release` (so that streams stay open to be weighed),
@@ -33,7 +33,7 @@ import uvicorn
 from starlette.types import Message, Receive, Scope, Send
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPTURES = ROOT / "tests" / "fixtures" / "streams"
+CAPTURES = ROOT / "tests" / "fixtures" / "chat" / "streams"
 HOST = "127.0.0.1"
 LONG = "long"
 """The synthetic long stream's name."""

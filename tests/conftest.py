@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support import EXAMPLES_RUN, FIXTURE_STREAMS, REPORT, ROUND_TRIPS
+from tests.helpers.support import EXAMPLES_RUN, FIXTURE_STREAMS, REPORT, ROUND_TRIPS
 
 # `make test`: 500 examples per property test, the same ones on every run (CI must not
 # pass or fail by luck); `make fuzz`: ten times as many, new ones each run.
@@ -28,8 +28,8 @@ settings.register_profile(
     "fuzz", max_examples=5_000, deadline=None, suppress_health_check=_SLOW_DATA
 )
 # The generated tests run again in project copies (a vendor selection, a new vendor
-# file: tests/test_vendoring.py): there every property runs on 50 examples, since the
-# same properties of the whole spec ran on 500 in the run that made the copy.
+# file: tests/vendoring/test_vendoring.py): there every property runs on 50 examples,
+# since the same properties of the whole spec ran on 500 in the run that made the copy.
 settings.register_profile("copy", settings.get_profile("ci"), max_examples=50)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -43,27 +43,27 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # Only the order changes: a file missing here still runs, after these. A new slow file
 # (the real agents' tests) goes here, by its time.
 SLOWEST_FIRST = (
-    "tests/test_drafting.py",  # 145
+    "tests/captures/test_drafting.py",  # 145
     "tests/generated/test_properties.py",  # 125
-    "tests/test_bench.py",  # 95
-    "tests/test_request_roundtrip.py",  # 80
-    "tests/test_vendored_tools.py",  # 75
-    "tests/test_install.py",  # 65
+    "tests/e2e/test_bench.py",  # 95
+    "tests/runtime/requests/test_roundtrip.py",  # 80
+    "tests/vendoring/test_vendored_tools.py",  # 75
+    "tests/vendoring/test_install.py",  # 65
     "tests/test_generator.py",  # 60
-    "tests/test_agents_claude.py",  # 55: the real agents, a second or two a run
-    "tests/test_agents_codex.py",  # 50
-    "tests/test_token_frames.py",  # 40
-    "tests/test_responses_bridges.py",  # 35
-    "tests/test_hostile_properties.py",  # 30
-    "tests/test_pre_commit.py",  # 30
-    "tests/test_spec_errors.py",  # 30
-    "tests/test_vendoring.py",  # 25
-    "tests/test_messages_bridges.py",  # 20
-    "tests/test_protocol_selection.py",  # 20
-    "tests/test_gateway_example.py",  # 15
-    "tests/test_openai_agents.py",  # 15
-    "tests/test_gateway_load.py",  # 15
-    "tests/test_gateway.py",  # 15
+    "tests/agents/test_claude_code.py",  # 55: the real agents, a second or two a run
+    "tests/agents/test_codex.py",  # 50
+    "tests/runtime/chat/test_token_frames.py",  # 40
+    "tests/runtime/responses/test_bridges.py",  # 35
+    "tests/runtime/test_hostile_properties.py",  # 30
+    "tests/vendoring/test_pre_commit.py",  # 30
+    "tests/ir/test_spec_errors.py",  # 30
+    "tests/vendoring/test_vendoring.py",  # 25
+    "tests/runtime/messages/test_bridges.py",  # 20
+    "tests/vendoring/test_protocol_selection.py",  # 20
+    "tests/gateway/test_example.py",  # 15
+    "tests/agents/test_openai_agents.py",  # 15
+    "tests/gateway/test_load.py",  # 15
+    "tests/gateway/test_gateway.py",  # 15
 )
 
 

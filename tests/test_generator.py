@@ -1,54 +1,17 @@
 """The generator as a command: a bad core file stops it with file:line; `check` catches
 stale or hand-edited output; a failed write changes nothing; output is reproducible;
-wire names become Python names. The corpus of bad vendor files is test_spec_errors.py."""
+wire names become Python names. The corpus of bad vendor files is tests/ir/test_spec_errors.py."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from generator.ir.naming import python_name
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def copy_project(dest: Path) -> Path:
-    """A copy of what the generator reads and writes, to run it without touching the repo."""
-    for name in ("spec", "templates", "generated", "tests/generated"):
-        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    return dest
-
-
-def run_generator(
-    root: Path,
-    *args: str,
-    hash_seed: str = "0",
-    env: dict[str, str] | None = None,
-    cwd: Path = REPO,
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "generator", *args, "--root", str(root)],
-        cwd=cwd,
-        env={**os.environ, "PYTHONHASHSEED": hash_seed, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for folder in ("generated", "tests/generated")
-        for p in sorted((root / folder).rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+from tests.helpers.project import REPO, copy_project, run_generator, snapshot
 
 
 @pytest.fixture

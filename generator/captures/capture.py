@@ -1,5 +1,5 @@
 """Captured streams, read for `inspect` and `new-vendor --from`: server-sent events as
-`curl -N` saves them, or JSON Lines (one chunk per line, as tests/fixtures/streams/).
+`curl -N` saves them, or JSON Lines (one chunk per line, as tests/fixtures/chat/streams/).
 
 The events are read by the runtime's own stream reader (runtime/sse.py), the one every
 generated module uses, so a capture is read as a module would read it.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 # modules are the top-level `generated`; installed, both live under `chunkspec`.
 if TYPE_CHECKING or not __package__ or not __package__.startswith("chunkspec."):
     from generated.msgspec import chat, messages, responses
-else:  # pragma: no cover - the installed package (tests/test_install.py runs it)
+else:  # pragma: no cover - the installed package (tests/vendoring/test_install.py runs it)
     from .._generated.msgspec import (
         chat,  # type: ignore[no-redef]
         messages,  # type: ignore[no-redef]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from tests.generated.examples import ROOT_DEFAULTS
 from tests.generated.strategies import chat_completion, chat_completion_chunk
-from tests.support import TARGETS, assert_same_json, count_examples, normalised
+from tests.helpers.support import TARGETS, assert_same_json, count_examples, normalised
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))

@@ -22,7 +22,7 @@ from tests.generated import (
     test_roundtrip_typeddicts,
 )
 from tests.generated.examples import EXAMPLES
-from tests.support import FIXTURE_STREAMS, Stream
+from tests.helpers.support import FIXTURE_STREAMS, Stream
 
 TARGETS = {
     "dataclasses": dataclasses_chat,

@@ -1,0 +1,1 @@
+"""Real agents as judges of the gateway: Claude Code, Codex and openai-agents."""

@@ -1,0 +1,1 @@
+"""Captured streams (generator/captures/): `inspect` and `new-vendor --from`."""

@@ -1,0 +1,1 @@
+"""The docs run as written: their examples, their claims and their pages."""

@@ -1,0 +1,1 @@
+"""The gateway (generator/gateway/, `chunkspec serve`) over real HTTP."""
