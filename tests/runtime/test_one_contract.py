@@ -18,7 +18,7 @@ from generator.render.families import FAMILIES
 from generator.render.targets import TARGETS
 from tests.helpers.support import runtime
 
-FIXTURES: Final = Path(__file__).resolve().parent / "fixtures"
+FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures"
 PROTOCOLS: Final = ("chat", "messages", "responses")
 ACCUMULATORS: Final = {
     "chat": "ChatCompletionAccumulator",
@@ -50,7 +50,7 @@ def module(protocol: str, target: str) -> ModuleType:
 
 
 def chat_body() -> bytes:
-    path = FIXTURES / "streams" / "deepseek__reasoner-reasoning-then-tool-call.jsonl"
+    path = FIXTURES / "chat" / "streams" / "deepseek__reasoner-reasoning-then-tool-call.jsonl"
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return "".join(f"data: {line}\n\n" for line in [*lines, "[DONE]"]).encode()
 
