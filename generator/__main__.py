@@ -32,9 +32,8 @@ from .ir.errors import SpecError
 from .ir.load import load_spec
 from .ir.model import Options
 from .pipeline import generate
-from .render.emit import Output, RenderError, stale, strays, write_all
-from .render.header import GENERATED, PROJECT_COMMAND
-from .render.linking import RUNTIME_PACKAGE
+from .render.emit import Output, RenderError, stale, strays, write_all, written_by_chunkspec
+from .render.header import PROJECT_COMMAND
 from .render.targets import module_names
 from .render.templating import PACKAGE_FOLDER
 from .vendoring.vendored import (
@@ -174,12 +173,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
     # A module the selection no longer makes (another protocol's), or a runtime file no
     # module uses: what chunkspec wrote is removed, nothing else.
     for name in strays(root, outputs):
-        path = root / name
-        copied = f"/{RUNTIME_PACKAGE}/" in name
-        if copied or path.read_text(encoding="utf-8", errors="replace").startswith(
-            f"# {GENERATED}"
-        ):
-            path.unlink()
+        if written_by_chunkspec(root / name, name):
+            (root / name).unlink()
             written.append(f"{name} (removed: the selection no longer makes it)")
     remove_empty_folders(root / PACKAGE_FOLDER)
     print(f"{len(outputs)} files generated, {len(written)} changed")

@@ -6863,9 +6863,7 @@ def aiter_chunks(
     return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
-_PROTOCOLS: Final = _Protocols(
-    __package__, {"messages": "messages", "responses": "responses"}
-)
+_PROTOCOLS: Final = _Protocols(__package__, ("messages", "responses"))
 """The module of each other protocol's events in this package: imported when first asked
 for, so that reading chat alone imports none."""
 _protocol: Final = _PROTOCOLS.module

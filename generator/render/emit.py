@@ -21,6 +21,8 @@ from pathlib import Path
 
 from ruff.__main__ import find_ruff_bin
 
+from .header import GENERATED
+from .linking import RUNTIME_PACKAGE
 from .templating import Rendered
 
 FORMATTERS = 4
@@ -114,6 +116,19 @@ def strays(root: Path, outputs: Iterable[Output]) -> list[str]:
             if path.is_file() and "__pycache__" not in path.parts and relative not in expected:
                 found.append(relative)
     return found
+
+
+def written_by_chunkspec(path: Path, name: str) -> bool:
+    """Whether the file at `path` (`name` inside its folder) is one chunkspec wrote: a
+    runtime file of a package (`_runtime/`, copied as it is), or a file that starts with
+    the generated header. Only such a file is removed when no longer written."""
+    if f"/{RUNTIME_PACKAGE}/" in f"/{name}":
+        return True
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return handle.readline().startswith(f"# {GENERATED}")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def stale(root: Path, outputs: Iterable[Output]) -> list[str]:

@@ -234,8 +234,7 @@ def copied(used: Iterable[str]) -> list[str]:
 
 def runtime_text(name: str) -> str:
     """A runtime file's text, as a package copies it (a folder's `__init__` too)."""
-    path = RUNTIME / f"{name}.py"
-    return runtime_file(name).text if path.stem != "__init__" else path.read_text("utf-8")
+    return runtime_file(name).text
 
 
 def import_block(needed: Mapping[str, tuple[str, str]]) -> str:

@@ -272,7 +272,7 @@ def render_module(
         "noun": family.noun,
         "hub": made_with[0] if made_with else "",
         "units": layout_units(spec),
-        "protocols": {name: name for name in protocols},
+        "protocols": tuple(protocols),
         "docs": Docs({v.name: v.title for v in spec.vendors}),
         "header": header(spec, target.name, command),
         "strict": spec.options.strict,
@@ -307,9 +307,9 @@ def render_package(
     command: str,
     folder: str,
 ) -> list[Rendered]:
-    """The package of one target at `folder` ("": paths inside it): the chat module, a module of each other
-    protocol in `families` (made with chat's), the `__init__` of the public names,
-    `py.typed`, and the runtime files the modules use, copied as they are."""
+    """The package of one target at `folder` ("": paths inside it): the chat module, a
+    module of each other protocol in `families` (made with chat's), the `__init__` of the
+    public names, `py.typed`, and the runtime files the modules use, copied as they are."""
 
     def at(name: str) -> str:
         return f"{folder}/{name}" if folder else name
@@ -322,12 +322,13 @@ def render_package(
         made = render_module(other, root, type(target)(other), command, ("chat", chat.defines))
         out.append(Rendered(at(f"{other.family}.py"), made.text, python=True))
         used |= made.uses
+    exports = target.exports(protocols)
     context = {
         "header": header(spec, target.name, command),
         "doc": _package_doc(target.name, protocols),
         "protocols": protocols,
-        "exports": target.exports(protocols),
-        "imported": sorted(target.exports(protocols), key=member_order),
+        "exports": exports,
+        "imported": sorted(exports, key=member_order),
     }
     init = environment(root / "templates").get_template("package_api.py.jinja").render(context)
     out.append(Rendered(at("__init__.py"), init, python=True))
@@ -383,12 +384,7 @@ def render_target(
     out.append(Rendered(f"tests/generated/test_roundtrip_{target.name}.py", test, python=True))
     for protocol in ["chat", *(other.family for other in families)]:
         alias = env.get_template("old_module.py.jinja").render(
-            {
-                "header": header(spec, target.name, command),
-                "old": f"{FAMILIES[protocol].module}_{target.name}",
-                "target": target.name,
-                "protocol": protocol,
-            }
+            {**context, "target": target.name, "protocol": protocol}
         )
         stem = f"{FAMILIES[protocol].module}_{target.name}"
         out.append(Rendered(f"{PACKAGE_FOLDER}/{stem}.py", alias, python=True))

@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..ir.errors import SpecError
-from ..render.header import GENERATED, recorded_command
-from ..render.linking import RUNTIME_PACKAGE
+from ..render.emit import written_by_chunkspec
+from ..render.header import recorded_command
 from .revision import this_build
 from .vendored import CommandError, Request, parse_command, render_vendored
 
@@ -134,17 +134,9 @@ def written_beside(package: Path, expected: dict[str, str]) -> list[str]:
         name = file.relative_to(package).as_posix()
         if name in expected or "__pycache__" in file.parts:
             continue
-        if name.startswith(f"{RUNTIME_PACKAGE}/") or _generated(file):
+        if written_by_chunkspec(file, name):
             found.append(name)
     return found
-
-
-def _generated(file: Path) -> bool:
-    try:
-        with file.open(encoding="utf-8") as handle:
-            return handle.readline().startswith(f"# {GENERATED}")
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def _changed_lines(found: str, expected: str) -> str:

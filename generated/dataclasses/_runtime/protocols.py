@@ -8,33 +8,32 @@ none of them."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from typing import Any
 
 
 class _Protocols:
-    """The modules of the other protocols beside a chat module: by protocol, the name
-    of its module in the package."""
+    """The modules of the other protocols beside a chat module, each named after its
+    protocol (`messages`)."""
 
     __slots__ = ("_modules", "_package")
 
-    def __init__(self, package: str | None, modules: Mapping[str, str]) -> None:
+    def __init__(self, package: str | None, modules: tuple[str, ...]) -> None:
         self._package = package
-        self._modules = dict(modules)
+        self._modules = modules
 
     def module(self, name: str) -> Any:
         """The module of protocol `name`'s events."""
         if name not in self._modules:
             known = ", ".join(map(repr, ["chat", *self._modules]))
             raise ValueError(f"protocol must be one of {known}, not {name!r}")
-        return importlib.import_module(f".{self._modules[name]}", self._package)
+        return importlib.import_module(f".{name}", self._package)
 
     def owner(self, value: object, home: str) -> Any:
         """The module of another protocol whose type `value` is (a Messages event read
         through `iter_events`), if any: it, not the chat module `home`, writes that
         event whole."""
         module = type(value).__module__
-        if module == home or module.rpartition(".")[2] not in self._modules.values():
+        if module == home or module.rpartition(".")[2] not in self._modules:
             return None
         return importlib.import_module(module)
 

@@ -250,7 +250,7 @@ def aiter_chunks(
     return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
-_PROTOCOLS: Final = _Protocols(__package__, {"messages": "messages"})
+_PROTOCOLS: Final = _Protocols(__package__, ("messages",))
 """The module of each other protocol's events in this package: imported when first asked
 for, so that reading chat alone imports none."""
 _protocol: Final = _PROTOCOLS.module
