@@ -83,7 +83,7 @@ class _Targets:
             context = multiprocessing.get_context("fork")
             self._pool = ProcessPoolExecutor(max_workers=min(cores, 2), mp_context=context)
             # The largest first, so that the workers end together.
-            for name in sorted(TARGETS, key=_order):
+            for name in sorted(TARGETS, key=lambda name: -TARGETS[name].render_cost):
                 self._done[name] = self._pool.submit(_one_target, name)
 
     def outputs(self) -> list[Output]:
@@ -98,15 +98,6 @@ class _Targets:
     def __exit__(self, *_: object) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
-
-
-_LONGEST_FIRST = ("msgspec", "dataclasses", "typeddicts", "pydantic")
-"""The targets from the one that takes longest to render, as measured: given to the
-workers in this order, they end together."""
-
-
-def _order(target: str) -> int:
-    return _LONGEST_FIRST.index(target) if target in _LONGEST_FIRST else len(_LONGEST_FIRST)
 
 
 def _one_target(name: str) -> list[Output]:

@@ -74,6 +74,9 @@ class Target:
     """The attribute of an object that holds the keys the spec does not describe."""
     unset: ClassVar[str] = "UNSET"
     """What an absent key reads as."""
+    render_cost: ClassVar[int] = 1
+    """How long its package takes to render, against the other targets' (as measured):
+    `make generate` gives the longest to its workers first, so that they end together."""
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec

@@ -15,6 +15,7 @@ _SLOTTED_AT_MOST = 12
 
 class Dataclasses(Target):
     name = "dataclasses"
+    render_cost = 3
     runtime = (
         "errors",
         "unset",

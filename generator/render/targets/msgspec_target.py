@@ -25,6 +25,7 @@ from .base import NUMBER_SCALARS, Target
 
 class Msgspec(Target):
     name = "msgspec"
+    render_cost = 4
     runtime = ("errors", "values", "objects", "structs", "sharing", "json_text")
     native_text = True
     string_writers = "_ENCODER.encode, _json_string"

@@ -14,6 +14,7 @@ from .base import Target
 
 class TypedDicts(Target):
     name = "typeddicts"
+    render_cost = 2
     runtime = ("errors", "unset", "values", "objects", "typed_dicts", "json_text")
     reserved = frozenset()
     typed = False
