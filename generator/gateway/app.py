@@ -20,12 +20,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from . import errors, relay, shapes
+from . import errors, relay, resources, shapes, state
 from .config import Config, ConfigError, Upstream
-from .errors import ErrorInfo
+from .errors import Answer, ErrorInfo
 from .policy import Json, Refused
 from .relay import Exchange
 from .routing import Target, listed, route
+from .state import Opened
+from .store import Missing, StoreUnavailable, TooLarge, open_store
 from .translate import PATHS, translate
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -38,6 +40,10 @@ DROPPED_HEADER = "x-chunkspec-dropped"
 """The response header that says what the request lost on the way (`; `-separated)."""
 
 T = TypeVar("T")
+
+SWEEP_SECONDS = 300.0
+"""How often a gateway process removes what outlived the store's time to live (reads
+never see it meanwhile)."""
 
 
 def keys(config: Config, environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -77,9 +83,12 @@ def create_app(
         ),
     )
 
+    made = open_store(config.store)
+    opened = Opened(made) if made is not None else None
+
     def endpoint(protocol: str) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
-            return await _exchange(config, http, secrets, protocol, request)
+            return await _exchange(config, http, secrets, protocol, request, opened)
 
         return handle
 
@@ -95,7 +104,17 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncGenerator[None, None]:
         async with http:
-            yield
+            if opened is None:
+                yield
+                return
+            await opened()  # a store that cannot open stops the gateway before it serves
+            sweeping = asyncio.create_task(_sweep(opened))
+            try:
+                yield
+            finally:
+                sweeping.cancel()
+                await asyncio.gather(sweeping, return_exceptions=True)
+                await opened.close()
 
     routes = [
         Route("/v1/messages", endpoint("messages"), methods=["POST"]),
@@ -104,8 +123,21 @@ def create_app(
         Route("/v1/chat/completions", endpoint("chat"), methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
+        *(resources.routes(opened) if opened is not None else []),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def _sweep(opened: Opened) -> None:
+    """Remove what expired, now and every `SWEEP_SECONDS`; a store that fails meanwhile
+    is tried again next time (its requests say so)."""
+    log = logging.getLogger("chunkspec.gateway")
+    while True:
+        try:
+            await (await opened()).sweep()
+        except StoreUnavailable as error:
+            log.warning(json.dumps({"store": "sweep failed", "error": str(error)}))
+        await asyncio.sleep(SWEEP_SECONDS)
 
 
 def from_environment() -> Starlette:
@@ -117,14 +149,23 @@ def from_environment() -> Starlette:
 
 
 async def _exchange(
-    config: Config, http: httpx.AsyncClient, secrets: dict[str, str], client: str, request: Request
+    config: Config,
+    http: httpx.AsyncClient,
+    secrets: dict[str, str],
+    client: str,
+    request: Request,
+    opened: Opened | None,
 ) -> Response:
     exchange = Exchange(client, request.url.path)
     relay.current.set(exchange)
+    turn: state.Prepared | None = None
     try:
         given = _object(await request.body())
         target = _target(config, given, exchange)
         _check_shape(client, given)
+        if opened is not None and _keeps_state(client, target, given):
+            turn = await _prepared(opened, config, request, given)
+            given = turn.body
         translated = translate(client, target, given, config.hosted_tools)
         upstream = target.upstream
         sent = http.build_request(
@@ -133,7 +174,7 @@ async def _exchange(
             json=translated.body,
             headers=_headers(upstream, request.headers, secrets, client),
         )
-    except _Answer as answer:
+    except Answer as answer:
         return _error(exchange, answer.info)
     except Refused as error:
         exchange.refused = str(error)
@@ -160,8 +201,11 @@ async def _exchange(
         return _error(exchange, ErrorInfo(502, "the upstream answered without a stream"))
     said = _said(translated.dropped)
     usage = _usage_asked(client, given)
-    events = relay.stream(response, client, upstream, exchange, translated.tool_names, usage)
+    named = turn.response_id if turn is not None else None
+    events = relay.stream(response, client, upstream, exchange, translated.tool_names, usage, named)
     if given.get("stream"):
+        if turn is not None and turn.store and opened is not None:
+            events = state.kept(events, opened.store, turn)
         return _Relay(events, response, exchange, said)
     try:
         stream = await _unless_gone(request, _joined(events))
@@ -170,9 +214,35 @@ async def _exchange(
     finally:
         await _close(events, response)
     status, body = relay.added_up(client, stream)
+    if status == 200 and turn is not None and turn.store and opened is not None:
+        try:
+            await state.keep(opened.store, turn, json.loads(body), stream)
+        except (StoreUnavailable, TooLarge, Missing) as error:
+            return _error(exchange, state.failure(error))
     exchange.status = status
     exchange.log()
     return Response(body, status, headers=said, media_type="application/json")
+
+
+def _keeps_state(client: str, target: Target, given: Json) -> bool:
+    """Whether the gateway reads or keeps Responses state for a request: a Responses
+    client's, on an upstream that does not speak Responses (one that does keeps its own:
+    the request goes to it as it is)."""
+    return (
+        client == "responses"
+        and target.upstream.protocol != "responses"
+        and (state.stateful(given))
+    )
+
+
+async def _prepared(
+    opened: Opened, config: Config, request: Request, given: Json
+) -> state.Prepared:
+    try:
+        store = await opened()
+    except StoreUnavailable as error:
+        raise Answer(state.unavailable(error)) from None
+    return await state.prepare(store, state.owner(request.headers), given, config.store.max_bytes)
 
 
 TOO_DEEP = ErrorInfo(400, "a request nested too deep to read")
@@ -188,7 +258,7 @@ def _check_shape(client: str, given: Json) -> None:
     it would reach the upstream shortened or empty (see `shapes`)."""
     problem = shapes.problem(client, given)
     if problem is not None:
-        raise _Answer(problem)
+        raise Answer(problem)
 
 
 def _usage_asked(client: str, given: Json) -> bool:
@@ -251,30 +321,22 @@ async def _send(http: httpx.AsyncClient, request: httpx.Request) -> httpx.Respon
         return await http.send(request, stream=True)
 
 
-class _Answer(Exception):
-    """An answer other than the upstream's, decided before anything is sent."""
-
-    def __init__(self, info: ErrorInfo) -> None:
-        super().__init__(info.message)
-        self.info = info
-
-
 def _object(body: bytes) -> Json:
     given: object = json.loads(body)
     if not isinstance(given, dict):
-        raise _Answer(ErrorInfo(400, "a request body that is no JSON object"))
+        raise Answer(ErrorInfo(400, "a request body that is no JSON object"))
     return cast(Json, given)
 
 
 def _target(config: Config, given: Json, exchange: Exchange) -> Target:
     model = given.get("model")
     if not isinstance(model, str):
-        raise _Answer(ErrorInfo(400, "the request names no model", param="model"))
+        raise Answer(ErrorInfo(400, "the request names no model", param="model"))
     exchange.model = model
     target = route(config, model)
     if target is None:
         served = ", ".join(entry.pattern for entry in config.routes)
-        raise _Answer(
+        raise Answer(
             ErrorInfo(
                 404,
                 f"the model {model!r} is not served here (the gateway's [models]: {served})",
@@ -292,10 +354,7 @@ def _headers(
 ) -> dict[str, str]:
     """The upstream request's headers: its key (the gateway's, or the client's own passed
     on), and for a Messages upstream its version and betas."""
-    key = secrets.get(upstream.name)
-    if key is None:  # the client's key, however it sent it
-        bearer = given.get("authorization", "")
-        key = bearer[7:] if bearer.lower().startswith("bearer ") else given.get("x-api-key")
+    key = secrets.get(upstream.name) or state.client_key(given)
     headers = {"content-type": "application/json", "accept": "text/event-stream"}
     if upstream.protocol == "messages":
         headers["anthropic-version"] = given.get("anthropic-version", ANTHROPIC_VERSION)
@@ -388,7 +447,7 @@ async def _count_tokens(
             json={**given, "model": target.model},
             headers=_headers(upstream, request.headers, secrets, "messages"),
         )
-    except _Answer as answer:
+    except Answer as answer:
         return _error(exchange, answer.info)
     except RecursionError:
         return _error(exchange, TOO_DEEP)

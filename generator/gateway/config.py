@@ -17,6 +17,11 @@ was expected (`ConfigError`).
     [models]                       # the client's model id (a glob) -> upstream/model
     "claude-*haiku*" = "deepseek/deepseek-chat"
     "*" = "deepseek/deepseek-reasoner"
+
+    [store]                        # Responses state (docs/gateway-state.md)
+    url = "sqlite:///responses.sqlite3"   # or postgresql://…, or "none"
+    ttl = "30d"
+    max_response_mb = 32
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
+
+from .store import DEFAULT_MAX_BYTES, DEFAULT_TTL, StoreSettings
 
 PROTOCOLS = ("chat", "messages", "responses")
 """What an upstream speaks, as `aiter_parts` names it."""
@@ -95,6 +102,7 @@ class Config:
     workers: int = 1
     hosted_tools: str = "drop"
     log_level: str = "info"
+    store: StoreSettings = field(default_factory=StoreSettings)
 
     def upstream(self, name: str) -> Upstream:
         return next(u for u in self.upstreams if u.name == name)
@@ -110,7 +118,8 @@ class Config:
             Upstream(**{**u, "think_tags": _tags(u["think_tags"])}) for u in data.pop("upstreams")
         )
         routes = tuple(Route(**r) for r in data.pop("routes"))
-        return cls(upstreams=upstreams, routes=routes, **data)
+        store = StoreSettings(**data.pop("store"))
+        return cls(upstreams=upstreams, routes=routes, store=store, **data)
 
 
 def _tags(value: Any) -> tuple[str, str] | None:
@@ -119,14 +128,17 @@ def _tags(value: Any) -> tuple[str, str] | None:
 
 # --- reading the file -----------------------------------------------------------------
 
-_SECTIONS = {"gateway", "upstreams", "models"}
+_SECTIONS = {"gateway", "upstreams", "models", "store"}
+_STORE_KEYS = {"url", "ttl", "max_response_mb"}
+TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _GATEWAY_KEYS = {"host", "port", "workers", "hosted_tools", "log_level"}
 _UPSTREAM_KEYS = {"protocol", "base_url", "key_env", "dialect", "think_tags", "headers", "timeout"}
 
 
 def load(path: Path, overrides: Mapping[str, Any] | None = None) -> Config:
     """The configuration in the TOML file `path`, with `overrides` (from flags and the
-    environment: `host`, `port`, `workers`, `hosted_tools`, `log_level`) on top."""
+    environment: `host`, `port`, `workers`, `hosted_tools`, `log_level`, `store`) on
+    top."""
     text = path.read_text(encoding="utf-8")
     try:
         data = tomllib.loads(text)
@@ -161,6 +173,7 @@ def parse(data: Mapping[str, Any], where: Locator, overrides: Mapping[str, Any])
     return Config(
         upstreams=upstreams,
         routes=routes,
+        store=_store(_table(data, "store", where, ()), overrides.get("store"), where),
         host=_typed(settings, "host", str, "127.0.0.1", where, ("gateway",)),
         port=_port(settings, where),
         workers=_positive(settings, "workers", 1, where),
@@ -233,6 +246,37 @@ def _upstream(name: str, value: Any, where: Locator) -> Upstream:
         headers=cast(dict[str, str], headers),
         timeout=float(timeout),
     )
+
+
+def _store(table: dict[str, Any], url: str | None, where: Locator) -> StoreSettings:
+    """The `[store]` table (its `url` given by a flag or the environment wins)."""
+    path = ("store",)
+    _known(table, _STORE_KEYS, where, path)
+    url = url or table.get("url")
+    if url is None:
+        url = StoreSettings().url
+    elif not isinstance(url, str) or not (
+        url == "none" or url.startswith(("sqlite:///", "postgresql://", "postgres://"))
+    ):
+        raise ConfigError(
+            where.at((*path, "url")),
+            "store.url must be sqlite:///PATH, postgresql://USER@HOST/DATABASE or none, "
+            f"not {url!r}",
+        )
+    ttl = table.get("ttl", "30d")
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", ttl) if isinstance(ttl, str) else None
+    if found is None or float(found.group(1)) <= 0:
+        raise ConfigError(
+            where.at((*path, "ttl")),
+            f'store.ttl must be a time such as "30d", "12h", "90m" or "600s", not {ttl!r}',
+        )
+    size = table.get("max_response_mb", DEFAULT_MAX_BYTES / 2**20)
+    if not isinstance(size, int | float) or isinstance(size, bool) or size <= 0:
+        raise ConfigError(
+            where.at((*path, "max_response_mb")), "store.max_response_mb must be a number above 0"
+        )
+    seconds = float(found.group(1)) * TTL_UNITS[found.group(2)]
+    return StoreSettings(url=url, ttl=seconds or DEFAULT_TTL, max_bytes=int(size * 2**20))
 
 
 def _route(pattern: str, value: Any, names: set[str], where: Locator) -> Route:

@@ -41,6 +41,14 @@ class ErrorInfo:
     param: str | None = None
 
 
+class Answer(Exception):
+    """An answer other than the upstream's, decided before anything is sent."""
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.message)
+        self.info = info
+
+
 def body(protocol: str, error: ErrorInfo) -> Json:
     """The error body a client of `protocol` reads."""
     if protocol == "messages":

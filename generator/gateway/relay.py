@@ -152,16 +152,18 @@ def stream(
     exchange: Exchange,
     tool_names: dict[str, tuple[str, str]] | None = None,
     usage: bool = True,
+    response_id: str | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """The client's events of the upstream `response`'s stream (`tool_names`: the
     namespace and name of each flat call name, for a Responses client). Without `usage`
     (a chat client that did not ask for it) no usage chunk is written: the log line
-    still has the upstream's counts."""
+    still has the upstream's counts. A `response_id` is the id the client's response
+    gets (one the gateway keeps it by) in place of the upstream's."""
     if client == upstream.protocol and upstream.think_tags is None:
         passing = _AsItCame() if usage or client != "chat" else _WithoutUsageChunk()
         return _passed(response, upstream, exchange, passing)
     held = () if usage else ("usage",)
-    return _bridged(response, client, upstream, exchange, tool_names, held)
+    return _bridged(response, client, upstream, exchange, tool_names, held, response_id)
 
 
 async def _parts(
@@ -169,14 +171,19 @@ async def _parts(
     upstream: Upstream,
     exchange: Exchange,
     held: tuple[str, ...] = (),
+    response_id: str | None = None,
 ) -> AsyncGenerator[Any, None]:
     """The upstream's parts, each counted for the log line; those of a `held` kind
-    are not passed on (not written)."""
+    are not passed on (not written); the start part named `response_id` when given."""
     try:
         async for part in chat.aiter_parts(
             source, protocol=upstream.protocol, think_tags=upstream.think_tags
         ):
             exchange.add(part)
+            if response_id is not None and part.kind == "start":
+                said = part.identity
+                model, created = (said.model, said.created) if said else (None, None)
+                part.identity = chat.Identity(response_id, model, created)
             if part.kind not in held:
                 yield part
     except Exception as error:  # the writer ends the client's stream with it
@@ -191,8 +198,9 @@ async def _bridged(
     exchange: Exchange,
     tool_names: dict[str, tuple[str, str]] | None,
     held: tuple[str, ...],
+    response_id: str | None,
 ) -> AsyncGenerator[bytes, None]:
-    parts = _parts(response, upstream, exchange, held)
+    parts = _parts(response, upstream, exchange, held, response_id)
     events = chat.awrite_parts(parts, protocol=client, tool_names=tool_names)
     try:
         async for event in events:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ ENVIRONMENT = {
     "host": "CHUNKSPEC_GATEWAY_HOST",
     "port": "CHUNKSPEC_GATEWAY_PORT",
     "workers": "CHUNKSPEC_GATEWAY_WORKERS",
+    "store": "CHUNKSPEC_GATEWAY_STORE",
 }
 """The environment variables `serve` reads, by setting."""
 
@@ -33,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, help="worker processes (1)")
     parser.add_argument("--hosted-tools", choices=HOSTED_TOOLS, help="drop (default) or refuse")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where Responses state is kept: sqlite:///PATH (a file in the user's state "
+        "folder by default), postgresql://USER@HOST/DATABASE, or none",
+    )
     parser.add_argument(
         "--check", action="store_true", help="check the configuration, print it, and exit"
     )
@@ -56,6 +64,7 @@ def configured(args: argparse.Namespace, environ: dict[str, str]) -> Config:
         "workers": args.workers if args.workers is not None else _int(environ, "workers"),
         "hosted_tools": args.hosted_tools,
         "log_level": args.log_level,
+        "store": args.store or environ.get(ENVIRONMENT["store"]),
     }
     path = args.config or (
         Path(environ[ENVIRONMENT["config"]]) if ENVIRONMENT["config"] in environ else None
@@ -151,7 +160,13 @@ def _banner(config: Config) -> str:
         )
     for entry in config.routes:
         lines.append(f"  model {entry.pattern} -> {entry.upstream}/{entry.model}")
+    lines.append(f"  store {_without_password(config.store.url)}")
     return "\n".join(lines)
+
+
+def _without_password(url: str) -> str:
+    """A store URL as the banner shows it: a password in it left out."""
+    return re.sub(r"://([^:/@]+):[^@/]*@", r"://\1:***@", url)
 
 
 def _logging(level: str) -> dict[str, Any]:

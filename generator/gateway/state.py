@@ -1,0 +1,328 @@
+"""Responses state for a chat or Messages upstream, which keeps none: a request that names
+`previous_response_id` or a `conversation` is sent with every earlier turn in order, then
+its own input (`prepare`); a response asked to be kept (`store`, true unless said) is kept
+with its input, output and events once it has ended (`kept`, `keep`), before the client
+hears that it ended, so that the next turn can name it at once.
+
+The earlier turns are replayed as the client would have resent them: its items, and the
+items the gateway wrote it (reasoning with its encrypted content), which `to_request`
+writes in the upstream's dialect (DeepSeek's `reasoning_content`, Gemini's signatures…)
+as it does for a client that resends them itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from starlette.datastructures import Headers
+
+from .errors import Answer, ErrorInfo
+from .store import Json, Missing, Record, Store, StoreUnavailable, TooLarge, Turn, owner_of
+
+STATE_KEYS = ("previous_response_id", "conversation", "store")
+"""The request keys the gateway answers itself: never sent upstream."""
+
+ITEM_PREFIXES = {"message": "msg", "function_call_output": "fco", "reasoning": "rs"}
+"""The id prefix of an item of each type that came without an id (OpenAI's spellings)."""
+
+TERMINAL = re.compile(rb"(?:^|\n\n)(event: response\.(?:completed|incomplete|failed)\n)")
+"""Where the event that ends a Responses stream starts, in the gateway's own writing."""
+
+
+def client_key(headers: Headers) -> str | None:
+    """The API key the client sent, however it sent it."""
+    bearer = headers.get("authorization", "")
+    if bearer.lower().startswith("bearer "):
+        return bearer[7:]
+    return headers.get("x-api-key")
+
+
+def owner(headers: Headers) -> str:
+    return owner_of(client_key(headers))
+
+
+@dataclass
+class Prepared:
+    """What `prepare` made of a request: the upstream's request, and what `keep` needs."""
+
+    body: Json
+    """The request to translate: the earlier turns and the input, the state keys out."""
+    owner: str
+    response_id: str
+    input: list[Json]
+    """This turn's own input, as items, each with its id."""
+    store: bool
+    previous_id: str | None = None
+    conversation_id: str | None = None
+    continued: list[str] = field(default_factory=list[str])
+    """The stored responses this turn continues (kept as long as it)."""
+
+
+def stateful(given: Json) -> bool:
+    """Whether the gateway has state to read or keep for a request (`store` is true by
+    default)."""
+    return bool(
+        given.get("previous_response_id") or given.get("conversation") or given.get("store", True)
+    )
+
+
+async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> Prepared:
+    """The request `given` with its conversation expanded; raises `Answer` with OpenAI's
+    error for a response or conversation that is not there (or not this key's)."""
+    previous = given.get("previous_response_id")
+    conversation = _conversation_id(given.get("conversation"))
+    if previous is not None and not isinstance(previous, str):
+        raise Answer(_invalid("previous_response_id", "a string", previous))
+    if previous and conversation:
+        raise Answer(
+            ErrorInfo(
+                400,
+                "Mutually exclusive parameters: Ensure you are only providing one of: "
+                "'previous_response_id' or 'conversation'.",
+                "invalid_request_error",
+                "mutually_exclusive_parameters",
+                "conversation",
+            )
+        )
+    base = uuid.uuid4().hex
+    items = with_ids(input_items(given.get("input")), base)
+    if len(json.dumps(items)) > max_bytes:
+        raise Answer(ErrorInfo(413, f"an input above the store's limit of {max_bytes} bytes"))
+    history: list[Json] = []
+    continued: list[str] = []
+    try:
+        if previous:
+            turns = await store.chain(owner_id, previous)
+            history = _replayed(turns)
+            continued = [turn.id for turn in turns]
+        elif conversation:
+            page = await store.items(owner_id, conversation)
+            if page is None:
+                raise Answer(_not_found_conversation(conversation))
+            history = page.items
+    except Missing as missing:
+        raise Answer(_not_found_previous(missing.response_id, previous)) from None
+    except StoreUnavailable as error:
+        raise Answer(unavailable(error)) from None
+    body = {k: v for k, v in given.items() if k not in STATE_KEYS}
+    body["input"] = [*history, *items]
+    return Prepared(
+        body,
+        owner_id,
+        f"resp_{base}",
+        items,
+        given.get("store", True) is not False,
+        previous or None,
+        conversation,
+        continued,
+    )
+
+
+async def keep(store: Store, turn: Prepared, response: Json, events: bytes) -> None:
+    """Keep `response` (the final response object of its stream) as `turn`'s; raises
+    `StoreUnavailable`, `TooLarge` or `Missing` (its conversation was deleted)."""
+    if not turn.store:
+        return
+    body: Json = {
+        **response,
+        "previous_response_id": turn.previous_id,
+        "store": True,
+        "conversation": {"id": turn.conversation_id} if turn.conversation_id else None,
+    }
+    output = [cast(Json, item) for item in response.get("output") or [] if isinstance(item, dict)]
+    record = Record(
+        id=str(response.get("id") or turn.response_id),
+        owner=turn.owner,
+        previous_id=turn.previous_id,
+        conversation_id=turn.conversation_id,
+        created_at=int(response.get("created_at") or time.time()),
+        input=turn.input,
+        output=output,
+        body=body,
+        events=events,
+    )
+    await store.save(record, turn.continued)
+
+
+async def kept(
+    events: AsyncIterator[bytes], store: Store, turn: Prepared
+) -> AsyncGenerator[bytes, None]:
+    """`events` (the gateway's Responses stream) with the response kept before its last
+    event goes out; if it cannot be kept, an `error` event ends the stream instead, so
+    the client never continues from a response that is not there."""
+    sent: list[bytes] = []
+    async for data in events:
+        found = TERMINAL.search(data)
+        if found is None:
+            sent.append(data)
+            yield data
+            continue
+        head, tail = data[: found.start(1)], data[found.start(1) :]
+        if head:
+            sent.append(head)
+            yield head
+        try:
+            await keep(store, turn, _response_of(tail), b"".join(sent) + tail)
+        except (StoreUnavailable, TooLarge, Missing) as error:
+            yield _error_event(failure(error), tail)
+            return
+        yield tail
+
+
+def failure(error: Exception) -> ErrorInfo:
+    """The answer to a response the store could not keep."""
+    if isinstance(error, TooLarge):
+        return ErrorInfo(413, f"the response was not kept: {error}", "invalid_request_error")
+    if isinstance(error, Missing):
+        return _not_found_conversation(error.response_id)
+    return unavailable(error)
+
+
+def unavailable(error: Exception) -> ErrorInfo:
+    return ErrorInfo(
+        503,
+        f"the gateway's response store is unavailable: {error}",
+        "server_error",
+        "store_unavailable",
+    )
+
+
+def _error_event(info: ErrorInfo, terminal: bytes) -> bytes:
+    number = _response_event(terminal).get("sequence_number")
+    data = {
+        "type": "error",
+        "code": info.code or "server_error",
+        "message": info.message,
+        "param": None,
+        "sequence_number": number,
+    }
+    return f"event: error\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _response_event(event: bytes) -> Json:
+    text = b"\n".join(
+        line[5:].lstrip(b" ") for line in event.splitlines() if line.startswith(b"data:")
+    )
+    return cast(Json, json.loads(text))
+
+
+def _response_of(event: bytes) -> Json:
+    return cast(Json, _response_event(event)["response"])
+
+
+# --- items ---------------------------------------------------------------------------
+
+
+def input_items(given: object) -> list[Json]:
+    """A request's `input` as items: a text is one user message."""
+    if given is None:
+        return []
+    if isinstance(given, str):
+        return [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": given}]}
+        ]
+    return [cast(Json, item) for item in cast(list[Any], given)]  # its shape is checked before
+
+
+def with_ids(items: list[Json], base: str) -> list[Json]:
+    """`items`, each with an id: those that came without one (a message written as
+    `{"role", "content"}`) get one of this response's, by position."""
+    out: list[Json] = []
+    for index, item in enumerate(items):
+        if "id" in item and isinstance(item["id"], str):
+            out.append(item)
+            continue
+        kind = str(item.get("type") or "message")
+        prefix = ITEM_PREFIXES.get(kind, "item")
+        out.append({"id": f"{prefix}_{base}_in{index}", **({"type": kind} | item)})
+    return out
+
+
+def _replayed(turns: list[Turn]) -> list[Json]:
+    return [item for turn in turns for item in (*turn.input, *turn.output)]
+
+
+def _conversation_id(given: object) -> str | None:
+    if isinstance(given, dict):
+        given = cast(Json, given).get("id")
+    if given is None or given == "":
+        return None
+    if not isinstance(given, str):
+        raise Answer(_invalid("conversation", "a string or an object with an id", given))
+    return given
+
+
+# --- OpenAI's errors -----------------------------------------------------------------
+
+
+def _not_found_previous(missing: str, asked: str | None) -> ErrorInfo:
+    if asked is not None and missing != asked:  # an earlier turn was deleted
+        return ErrorInfo(
+            404,
+            f"Previous response with id '{asked}' continues '{missing}', which was deleted "
+            "or has expired: the conversation cannot be replayed whole.",
+            "invalid_request_error",
+            "previous_response_not_found",
+            "previous_response_id",
+        )
+    return ErrorInfo(
+        404,
+        f"Previous response with id '{missing}' not found.",
+        "invalid_request_error",
+        "previous_response_not_found",
+        "previous_response_id",
+    )
+
+
+def _not_found_conversation(conversation: str) -> ErrorInfo:
+    return ErrorInfo(
+        404,
+        f"Conversation with id '{conversation}' not found.",
+        "invalid_request_error",
+        "conversation_not_found",
+        "conversation",
+    )
+
+
+def not_found(kind: str, ident: str) -> ErrorInfo:
+    return ErrorInfo(404, f"{kind} with id '{ident}' not found.", "invalid_request_error")
+
+
+def _invalid(param: str, expected: str, got: object) -> ErrorInfo:
+    return ErrorInfo(
+        400,
+        f"Invalid type for '{param}': expected {expected}, but got {type(got).__name__} "
+        "instead.",
+        "invalid_request_error",
+        "invalid_type",
+        param,
+    )
+
+
+class Opened:
+    """The configured store, opened (its tables made) by the first request that needs it,
+    or at start-up (`chunkspec serve`, to fail before serving)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = asyncio.Lock()
+        self._open = False
+
+    async def __call__(self) -> Store:
+        if not self._open:
+            async with self._lock:
+                if not self._open:
+                    await self.store.open()
+                    self._open = True
+        return self.store
+
+    async def close(self) -> None:
+        if self._open:
+            self._open = False
+            await self.store.close()
