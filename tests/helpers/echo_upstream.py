@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import socket
-import sys
 from typing import Any, cast
 
 import uvicorn
@@ -120,4 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
