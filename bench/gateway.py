@@ -184,8 +184,9 @@ def start_upstream(directory: Path, long_chunks: int, keep_alive: int = 5) -> Se
     return server
 
 
-def gateway_config(upstream_base: str) -> str:
-    """The gateway's TOML: one chat upstream, every model id passed on as it is."""
+def gateway_config(upstream_base: str, store: str) -> str:
+    """The gateway's TOML: one chat upstream, every model id passed on as it is, its
+    Responses state in `store` (a URL)."""
     return (
         "[gateway]\n"
         'host = "127.0.0.1"\n'
@@ -195,7 +196,9 @@ def gateway_config(upstream_base: str) -> str:
         'protocol = "chat"\n'
         f'base_url = "{upstream_base}/v1"\n\n'
         "[models]\n"
-        '"*" = "bench/*"\n'
+        '"*" = "bench/*"\n\n'
+        "[store]\n"
+        f'url = "{store}"\n'
     )
 
 
@@ -210,7 +213,8 @@ def start_gateway(
     """`python -m generator serve --config FILE --port N [--workers N]`, as a user runs
     it (its log lines in `directory`)."""
     config = directory / "gateway.toml"
-    config.write_text(gateway_config(upstream_base), encoding="utf-8")
+    store = f"sqlite:///{directory / 'store.sqlite3'}"  # the default: a SQLite file
+    config.write_text(gateway_config(upstream_base, store), encoding="utf-8")
     port = free_port()
     command = [python]
     if profile is not None:

@@ -4,8 +4,11 @@ counts to the controller, which prints the sum. Runs the slowest files first."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
@@ -32,6 +35,13 @@ settings.register_profile(
 # since the same properties of the whole spec ran on 500 in the run that made the copy.
 settings.register_profile("copy", settings.get_profile("ci"), max_examples=50)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# The gateway keeps Responses state in a SQLite file of the user's state folder unless
+# told otherwise: in the tests (and the gateways they start) a folder of this process's,
+# removed when it ends, never the user's.
+_STATE = tempfile.mkdtemp(prefix="chunkspec-tests-state-")
+os.environ["XDG_STATE_HOME"] = _STATE
+atexit.register(shutil.rmtree, _STATE, ignore_errors=True)
 
 
 # The files that take longest on one worker, slowest first (rough seconds each under

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from generator.gateway.app import create_app
+from generator.gateway.store import StoreSettings
 from generator.gateway.config import ConfigError, Upstream, load
 from tests.helpers.gateways import LOGGER, config, free_port, log_lines, wait_healthy
 from tests.helpers.loopback import serve
@@ -423,6 +424,7 @@ def test_serve_checks_its_configuration_and_says_what_it_runs(tmp_path: Path) ->
         "chunkspec gateway on http://127.0.0.1:4100 (1 worker(s))\n"
         "  upstream deepseek: chat at https://api.deepseek.com/v1, dialect deepseek\n"
         "  model * -> deepseek/deepseek-reasoner\n"
+        f"  store {StoreSettings().url}\n"
     )
     flags = [
         sys.executable,
@@ -447,6 +449,7 @@ def test_serve_checks_its_configuration_and_says_what_it_runs(tmp_path: Path) ->
         "  upstream upstream: chat at http://127.0.0.1:8000/v1, dialect vllm",
         "  model claude-*haiku* -> upstream/qwen3-small",
         "  model * -> upstream/qwen3",
+        "  store sqlite:///" + os.environ["XDG_STATE_HOME"] + "/chunkspec/gateway.sqlite3",
     ]
 
 

@@ -400,7 +400,6 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
             "an image by file id (chat has no place for it)",
         ),
         ({"tool_choice": allowed}, f"a tool_choice of {allowed!r}"),
-        ({"previous_response_id": "resp_1"}, "previous_response_id: this gateway keeps no state"),
         (
             {"text": {"format": {"type": "json_object"}}},
             "a text.format of type 'json_object'",
