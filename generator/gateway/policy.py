@@ -119,8 +119,10 @@ TUNING_KEYS = {
 served: dropped and said when the upstream's protocol has no place for them."""
 
 STATE_KEYS = ("previous_response_id", "conversation", "prompt", "background")
-"""Responses keys that ask for state kept on the server, which this gateway does not
-keep: refused (leaving them out would change what the model is asked)."""
+"""Responses keys that ask for state kept on the server that this gateway does not keep
+(a prompt template, a background run; a conversation when its store is "none"):
+refused (leaving them out would change what the model is asked). With a store, the
+gateway answers `previous_response_id` and `conversation` itself (`state`)."""
 
 MESSAGES_REFUSED_KEYS = ("mcp_servers",)
 """Messages keys that give the model what no chat request can (MCP servers' tools)."""
@@ -180,7 +182,7 @@ def refusals(client: str, body: Json, upstream: str) -> None:
     if client == "responses" and upstream != "responses":
         for key in STATE_KEYS:
             if body.get(key):
-                raise Refused(f"{key}: this gateway keeps no state")
+                raise Refused(f'{key}: this gateway keeps no state ([store] url = "none")')
         text = body.get("text")
         form = text.get("format") if isinstance(text, dict) else None
         kind: Any = form.get("type", "text") if isinstance(form, dict) else "text"

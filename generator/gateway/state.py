@@ -231,16 +231,21 @@ def input_items(given: object) -> list[Json]:
 
 
 def with_ids(items: list[Json], base: str) -> list[Json]:
-    """`items`, each with an id: those that came without one (a message written as
-    `{"role", "content"}`) get one of this response's, by position."""
+    """`items` as OpenAI lists them, each with an id: those that came without one get one
+    of this response's, by position; a message's text written as a string is its one
+    text part (`{"role": "user", "content": "hi"}` as `input_text`), which the upstream
+    is sent alike."""
     out: list[Json] = []
     for index, item in enumerate(items):
-        if "id" in item and isinstance(item["id"], str):
-            out.append(item)
-            continue
         kind = str(item.get("type") or "message")
-        prefix = ITEM_PREFIXES.get(kind, "item")
-        out.append({"id": f"{prefix}_{base}_in{index}", **({"type": kind} | item)})
+        item = {"type": kind, **item}
+        if kind == "message" and isinstance(item.get("content"), str):
+            text = "output_text" if item.get("role") == "assistant" else "input_text"
+            item["content"] = [{"type": text, "text": item["content"]}]
+        if not isinstance(item.get("id"), str):
+            prefix = ITEM_PREFIXES.get(kind, "item")
+            item = {"id": f"{prefix}_{base}_in{index}", **item}
+        out.append(item)
     return out
 
 

@@ -61,7 +61,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             item TEXT NOT NULL,
             PRIMARY KEY (conversation_id, position)
         )""",
-        "CREATE UNIQUE INDEX conversation_item_ids ON conversation_items (conversation_id, item_id)",
+        # Not unique: a client may send an item again with the id it had.
+        "CREATE INDEX conversation_item_ids ON conversation_items (conversation_id, item_id)",
     ),
 )
 """The schema, one tuple of statements per version: version N is the first N applied.
@@ -349,7 +350,7 @@ class SqlStore(ABC):
         params: list[Any] = [conversation_id]
         if after is not None:
             sql += (
-                f" AND position {beyond} (SELECT position FROM conversation_items"
+                f" AND position {beyond} (SELECT MIN(position) FROM conversation_items"
                 " WHERE conversation_id = ? AND item_id = ?)"
             )
             params += [conversation_id, after]
