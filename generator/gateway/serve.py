@@ -9,6 +9,7 @@ variables (flags win over the environment, which wins over the file).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
 import sys
@@ -133,6 +134,10 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    problem = _store_problem(config)
+    if problem is not None:
+        print(f"chunkspec serve: [store] {problem}", file=sys.stderr)
+        return 2
     os.environ[CONFIG_VARIABLE] = config.to_json()
     package = __name__.rsplit(".", 1)[0]
     uvicorn.run(
@@ -147,6 +152,26 @@ def serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=5,
     )
     return 0
+
+
+def _store_problem(config: Config) -> str | None:
+    """Why the store cannot be opened (its tables made or migrated), before any worker
+    starts; None when it opens."""
+    from .store import StoreUnavailable, open_store
+
+    store = open_store(config.store)
+    if store is None:
+        return None
+
+    async def opened() -> None:
+        await store.open()
+        await store.close()
+
+    try:
+        asyncio.run(opened())
+    except StoreUnavailable as error:
+        return str(error)
+    return None
 
 
 def _banner(config: Config) -> str:

@@ -29,11 +29,14 @@ class PostgresStore(SqlStore):
 
     def _connect(self) -> None:
         try:
+            import psycopg
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise StoreUnavailable(
                 "a postgresql:// store needs psycopg: pip install 'chunkspec[postgres]'"
             ) from None
+        # Once, alone: a server that cannot be reached says why (the pool only times out).
+        psycopg.connect(self.url, connect_timeout=int(CONNECT_SECONDS)).close()
         self._pool = ConnectionPool(
             self.url,
             min_size=1,

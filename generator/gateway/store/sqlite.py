@@ -70,7 +70,7 @@ class SqliteStore(SqlStore):
         pass  # the write transaction holds the file's one write lock already
 
     def _failure(self, error: Exception) -> str | None:
-        if isinstance(error, sqlite3.Error):
+        if isinstance(error, sqlite3.Error | OSError):  # the folder cannot be made, too
             return f"SQLite at {self.path}: {error}"
         return None
 
