@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from tests.helpers.echo_upstream import TOOL, EchoUpstream
 from tests.helpers.gateways import config
 from tests.helpers.loopback import serve
 from tests.helpers.postgres import PostgresServer
+from tests.helpers.project import REPO
 
 WAIT = 10.0
 TOOLS: list[Any] = [
@@ -409,3 +412,20 @@ def test_a_store_table_sets_the_url_time_to_live_and_size(tmp_path: Path) -> Non
         int(1.5 * 2**20),
     )
     assert load(path, {"store": "none"}).store.url == "none"
+
+
+def test_serve_says_why_its_store_cannot_open_before_it_serves(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    path = tmp_path / "gateway.toml"
+    path.write_text(
+        '[upstreams.up]\nprotocol = "chat"\nbase_url = "http://127.0.0.1:1/v1"\n'
+        '[models]\n"*" = "up/*"\n'
+        f'[store]\nurl = "sqlite:///{tmp_path / "file" / "store.sqlite3"}"\n'
+    )
+    command = [sys.executable, "-m", "generator", "serve", "--config", str(path)]
+    ran = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert ran.returncode == 2
+    assert ran.stderr.splitlines()[-1] == (
+        f"chunkspec serve: [store] SQLite at {tmp_path / 'file' / 'store.sqlite3'}: "
+        f"[Errno 17] File exists: '{tmp_path / 'file'}'"
+    )
