@@ -21,7 +21,6 @@ from .errors import Answer, ErrorInfo
 from .relay import EVENT_END, Exchange
 from .state import Opened
 from .store import ConversationRecord, Json, Page, StoreUnavailable
-from .store.sql import pages
 
 Handler = Callable[[Opened, Request], Awaitable[Response]]
 
@@ -101,7 +100,7 @@ async def _input_items(opened: Opened, request: Request) -> Response:
     if record is None:
         raise Answer(state.not_found("Response", response_id))
     limit, descending, after = _paging(request)
-    return JSONResponse(_listed(pages(record.input, after, limit, descending)))
+    return JSONResponse(_listed(_pages(record.input, after, limit, descending)))
 
 
 def _events_after(events: bytes, number: int) -> bytes:
@@ -278,3 +277,12 @@ def _listed(page: Page) -> Json:
         "last_id": data[-1].get("id") if data else None,
         "has_more": page.has_more,
     }
+
+
+def _pages(items: list[Json], after: str | None, limit: int, descending: bool) -> Page:
+    """A page of a list held whole (a response's input items), as the endpoints page."""
+    ordered = list(reversed(items)) if descending else items
+    if after is not None:
+        ids = [item.get("id") for item in ordered]
+        ordered = ordered[ids.index(after) + 1 :] if after in ids else []
+    return Page(ordered[:limit], len(ordered) > limit)

@@ -468,12 +468,3 @@ def _conversation_row(tx: Transaction, owner: str, conversation_id: str) -> Any:
 
 def _now() -> int:
     return int(time.time())
-
-
-def pages(items: list[Json], after: str | None, limit: int, descending: bool) -> Page:
-    """A page of a list held whole (a response's input items), as the endpoints page."""
-    ordered = list(reversed(items)) if descending else items
-    if after is not None:
-        ids = [item.get("id") for item in ordered]
-        ordered = ordered[ids.index(after) + 1 :] if after in ids else []
-    return Page(ordered[:limit], len(ordered) > limit)
