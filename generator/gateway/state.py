@@ -31,6 +31,10 @@ STATE_KEYS = ("previous_response_id", "conversation", "store")
 ITEM_PREFIXES = {"message": "msg", "function_call_output": "fco", "reasoning": "rs"}
 """The id prefix of an item of each type that came without an id (OpenAI's spellings)."""
 
+OUR_ITEM = re.compile(r"[a-z]+_([0-9a-f]{32})_(?:in)?[0-9]+")
+"""The id of an item of a response the gateway kept: its response's id (`resp_` and the
+hex digits) is in it, so a reference to the item is one lookup."""
+
 TERMINAL = re.compile(rb"(?:^|\n\n)(event: response\.(?:completed|incomplete|failed)\n)")
 """Where the event that ends a Responses stream starts, in the gateway's own writing."""
 
@@ -97,6 +101,7 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
     history: list[Json] = []
     continued: list[str] = []
     try:
+        items = await _resolved(store, owner_id, items)
         if previous:
             turns = await store.chain(owner_id, previous)
             history = _replayed(turns)
@@ -247,6 +252,44 @@ def with_ids(items: list[Json], base: str) -> list[Json]:
             item = {"id": f"{prefix}_{base}_in{index}", **item}
         out.append(item)
     return out
+
+
+async def _resolved(store: Store, owner_id: str, items: list[Json]) -> list[Json]:
+    """`items` with each `item_reference` replaced by the item it names, from the
+    response that holds it (the Vercel AI SDK sends its earlier steps' reasoning, text
+    and calls so while `store` is true); raises `Answer` for one that is not there."""
+    if not any(item.get("type") == "item_reference" for item in items):
+        return items
+    held: dict[str, Json] = {}
+    out: list[Json] = []
+    for item in items:
+        if item.get("type") != "item_reference":
+            out.append(item)
+            continue
+        ident = str(item.get("id"))
+        if ident not in held:
+            held.update(await _items_beside(store, owner_id, ident))
+        if ident not in held:
+            raise Answer(
+                ErrorInfo(
+                    404,
+                    f"Item with id '{ident}' not found.",
+                    "invalid_request_error",
+                    None,
+                    "input",
+                )
+            )
+        out.append(held[ident])
+    return out
+
+
+async def _items_beside(store: Store, owner_id: str, ident: str) -> dict[str, Json]:
+    """Every item, by id, of the kept response an item id names (none for another id)."""
+    found = OUR_ITEM.fullmatch(ident)
+    record = await store.get(owner_id, f"resp_{found.group(1)}") if found else None
+    if record is None:
+        return {}
+    return {str(item.get("id")): item for item in (*record.input, *record.output)}
 
 
 def _replayed(turns: list[Turn]) -> list[Json]:

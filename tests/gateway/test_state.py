@@ -429,3 +429,35 @@ def test_serve_says_why_its_store_cannot_open_before_it_serves(tmp_path: Path) -
         f"chunkspec serve: [store] SQLite at {tmp_path / 'file' / 'store.sqlite3'}: "
         f"[Errno 17] File exists: '{tmp_path / 'file'}'"
     )
+
+
+def test_item_references_are_the_kept_items_they_name(stack: Stack) -> None:
+    """The Vercel AI SDK's tool loop while `store` is true: its earlier steps' reasoning,
+    text and calls go back as `item_reference`s, with no `previous_response_id`."""
+    client = stack.client()
+    first = client.responses.create(model="m", input="use the tool on owls", tools=TOOLS)
+    reasoning, call = first.output
+    assert (reasoning.type, call.type) == ("reasoning", "function_call")
+    assert call.type == "function_call"
+    steps: Any = [
+        {"role": "user", "content": "use the tool on owls"},
+        {"type": "item_reference", "id": reasoning.id},
+        {"type": "item_reference", "id": call.id},
+        {"type": "function_call_output", "call_id": call.call_id, "output": "they hoot"},
+    ]
+    second = client.responses.create(model="m", input=steps, tools=TOOLS)
+    assert seen(second)["reasoning"] == ["thought 0"]
+    assert seen(second)["tools"] == ["they hoot"]
+    assert stack.upstream.requests[-1]["messages"][1]["tool_calls"][0]["id"] == call.call_id
+    for unknown in ("rs_" + "0" * 32 + "_0", "msg_elsewhere", reasoning.id):
+        key = "key-other" if unknown == reasoning.id else "key-a"  # another key's: unknown
+        with pytest.raises(openai.NotFoundError) as missing:
+            stack.client(key).responses.create(
+                model="m", input=[{"type": "item_reference", "id": unknown}]
+            )
+        assert missing.value.body == {
+            "message": f"Item with id '{unknown}' not found.",
+            "type": "invalid_request_error",
+            "param": "input",
+            "code": None,
+        }
