@@ -451,10 +451,9 @@ def test_item_references_are_the_kept_items_they_name(stack: Stack) -> None:
     assert stack.upstream.requests[-1]["messages"][1]["tool_calls"][0]["id"] == call.call_id
     for unknown in ("rs_" + "0" * 32 + "_0", "msg_elsewhere", reasoning.id):
         key = "key-other" if unknown == reasoning.id else "key-a"  # another key's: unknown
+        reference: Any = {"type": "item_reference", "id": unknown}
         with pytest.raises(openai.NotFoundError) as missing:
-            stack.client(key).responses.create(
-                model="m", input=[{"type": "item_reference", "id": unknown}]
-            )
+            stack.client(key).responses.create(model="m", input=[reference])
         assert missing.value.body == {
             "message": f"Item with id '{unknown}' not found.",
             "type": "invalid_request_error",
