@@ -97,7 +97,16 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
     base = uuid.uuid4().hex
     items = with_ids(input_items(given.get("input")), base)
     if len(json.dumps(items)) > max_bytes:
-        raise Answer(ErrorInfo(413, f"an input above the store's limit of {max_bytes} bytes"))
+        raise Answer(
+            ErrorInfo(
+                413,
+                f"the input is above the store's limit of {max_bytes} bytes a response "
+                "(max_response_mb): send it with store false, or raise the limit",
+                "invalid_request_error",
+                "response_too_large",
+                "input",
+            )
+        )
     history: list[Json] = []
     continued: list[str] = []
     try:
@@ -183,7 +192,12 @@ async def kept(
 def failure(error: Exception) -> ErrorInfo:
     """The answer to a response the store could not keep."""
     if isinstance(error, TooLarge):
-        return ErrorInfo(413, f"the response was not kept: {error}", "invalid_request_error")
+        return ErrorInfo(
+            413,
+            f"the response was not kept: {error}",
+            "invalid_request_error",
+            "response_too_large",
+        )
     if isinstance(error, Missing):
         return _not_found_conversation(error.response_id)
     return unavailable(error)

@@ -460,3 +460,34 @@ def test_item_references_are_the_kept_items_they_name(stack: Stack) -> None:
             "param": "input",
             "code": None,
         }
+
+
+def test_a_response_above_the_size_limit_is_not_kept_and_says_so(tmp_path: Path) -> None:
+    upstream = EchoUpstream()
+    settings = StoreSettings(url=f"sqlite:///{tmp_path / 'small.sqlite3'}", max_bytes=3000)
+    with serve(upstream) as base:
+        upstreams = {"up": Upstream("up", "chat", f"{base}/v1")}
+        with serve(create_app(config(upstreams, {"*": "up/*"}, store=settings))) as gateway:
+            client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="k", max_retries=0)
+            with pytest.raises(openai.APIStatusError) as large_input:
+                client.responses.create(model="m", input="x" * 4000)
+            assert len(upstream.requests) == 0  # refused before the upstream
+            with pytest.raises(openai.APIStatusError) as large_answer:
+                client.responses.create(model="m", input="y" * 1400)
+            body = {"model": "m", "input": "z" * 1400, "stream": True}
+            streamed = httpx.post(f"{gateway}/v1/responses", json=body, timeout=WAIT).text
+            kept = sqlite3.connect(tmp_path / "small.sqlite3").execute(
+                "SELECT COUNT(*) FROM responses"
+            )
+            assert kept.fetchone() == (0,)
+            with_store_false = client.responses.create(model="m", input="y" * 1400, store=False)
+    assert large_input.value.status_code == 413
+    assert isinstance(large_input.value.body, dict)
+    assert large_input.value.body["code"] == "response_too_large"
+    assert large_answer.value.status_code == 413
+    assert "above the store's limit of 3000" in large_answer.value.message
+    names = [line[7:] for line in streamed.splitlines() if line.startswith("event: ")]
+    assert names[-1] == "error" and "response.completed" not in names
+    error = json.loads(streamed.splitlines()[-2][6:])
+    assert error["code"] == "response_too_large"
+    assert json.loads(with_store_false.output_text)["users"] == ["y" * 1400]
