@@ -76,6 +76,7 @@ bench: $(STAMP) $(BENCH_STAMP)
 	$(PY) -m bench.streams
 	$(PY) -m bench.protocols
 	$(PY) -m bench.gateway
+	$(PY) -m bench.state
 	$(PY) -m bench.charts
 
 clean:

@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from bench import accumulation, charts, frames, gateway, meanings, protocols, streams, throughput
+from bench import (
+    accumulation,
+    charts,
+    frames,
+    gateway,
+    meanings,
+    protocols,
+    state,
+    streams,
+    throughput,
+)
 from bench.common import Goal
 from bench.targets import TARGETS
 
@@ -237,3 +247,16 @@ def test_the_gateway_benchmark_reports_every_path_and_its_goals(quick_gateway: Q
     text = quick_gateway.json.read_text()
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
     assert "gateway.md" not in out
+
+
+def test_the_state_benchmark_measures_each_store_against_resending_the_history(
+    tmp_path: Path,
+) -> None:
+    run = quick_run(state.main, tmp_path / "state.json")
+    measured = json.loads(run.json.read_text())["stores"]
+    assert sorted(measured) == ["postgresql", "sqlite"]
+    for store in measured.values():
+        for answer in ("streamed", "unstreamed"):
+            row = store[answer]
+            assert row["history_whole"] == row["conversations"] > 0  # the same whole history
+            assert row["resend_ms_per_turn"] > 0 and row["store_ms_per_turn"] > 0

@@ -45,6 +45,13 @@ class PostgresStore(SqlStore):
             # A connection the server dropped (a restart) is found out and replaced
             # before it is handed out, not failed on.
             check=ConnectionPool.check_connection,
+            # No server-side prepared statements: psycopg prepares a query after its
+            # fifth run, and PostgreSQL then keeps a generic plan made while the table
+            # was small (a sequential scan at every step of the chain's recursion, its
+            # cost growing with the table: bench/state.md). Planned each time, the chain
+            # is read by its primary key. A pooler in transaction mode (PgBouncer) needs
+            # this too.
+            kwargs={"prepare_threshold": None},
             open=False,
         )
         self._pool.open(wait=True, timeout=CONNECT_SECONDS)

@@ -207,10 +207,13 @@ class SqlStore(ABC):
                 ),
             )
             if continued:  # a conversation in use does not expire under it
+                # Rewritten once per half a time to live, not on every turn: a turn's
+                # writes do not grow with its conversation.
                 marks = ", ".join("?" * len(continued))
                 tx.execute(
-                    f"UPDATE responses SET expires_at = ? WHERE owner = ? AND id IN ({marks})",
-                    (expires, record.owner, *continued),
+                    "UPDATE responses SET expires_at = ? WHERE owner = ? AND expires_at < ?"
+                    f" AND id IN ({marks})",
+                    (expires, record.owner, expires - int(self.settings.ttl) // 2, *continued),
                 )
             if record.conversation_id is not None:
                 items = [*record.input, *record.output]
