@@ -59,6 +59,7 @@ SLOWEST_FIRST = (
     "tests/runtime/requests/test_roundtrip.py",  # 80
     "tests/vendoring/test_vendored_tools.py",  # 75
     "tests/vendoring/test_install.py",  # 65
+    "tests/gateway/test_state_load.py",  # 80: 10,000 turns through real processes
     "tests/test_generator.py",  # 60
     "tests/agents/test_claude_code.py",  # 55: the real agents, a second or two a run
     "tests/agents/test_codex.py",  # 50
@@ -74,6 +75,8 @@ SLOWEST_FIRST = (
     "tests/agents/test_openai_agents.py",  # 15
     "tests/gateway/test_load.py",  # 15
     "tests/gateway/test_gateway.py",  # 15
+    "tests/gateway/test_state_judges.py",  # 12
+    "tests/gateway/test_state.py",  # 10
 )
 
 

@@ -16,6 +16,10 @@ POOL_SIZE = 10
 """Connections a gateway process keeps at most (one per store call in flight)."""
 CONNECT_SECONDS = 5.0
 """How long a call waits for a connection before the store is unavailable."""
+RECONNECT_SECONDS = 5.0
+"""How long the pool keeps trying a connection it lost, waiting longer each time, before
+it gives up until a request asks again: a database back after an outage is used again
+within about this long, whatever the outage lasted."""
 LOCK_KEY = 0x63686B73  # "chks": the advisory lock the migrating process holds
 
 
@@ -42,6 +46,7 @@ class PostgresStore(SqlStore):
             min_size=1,
             max_size=POOL_SIZE,
             timeout=CONNECT_SECONDS,
+            reconnect_timeout=RECONNECT_SECONDS,
             # A connection the server dropped (a restart) is found out and replaced
             # before it is handed out, not failed on.
             check=ConnectionPool.check_connection,

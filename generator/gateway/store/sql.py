@@ -13,6 +13,7 @@ import time
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar, cast
 
@@ -29,6 +30,11 @@ from . import (
 )
 
 T = TypeVar("T")
+
+THREADS = 16
+"""Store calls a gateway process has in flight at once, each on a thread of the store's
+own: while the database is away every call waits its connect timeout, and on asyncio's
+shared default (6 threads on 2 cores) the next ones would queue behind those waits."""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -110,6 +116,7 @@ class SqlStore(ABC):
 
     def __init__(self, settings: StoreSettings) -> None:
         self.settings = settings
+        self._threads = ThreadPoolExecutor(THREADS, thread_name_prefix="chunkspec-store")
 
     # --- what a backend provides ---------------------------------------------------------
 
@@ -136,7 +143,8 @@ class SqlStore(ABC):
     # --- running -----------------------------------------------------------------------
 
     async def _run(self, work: Callable[[], T]) -> T:
-        return await asyncio.to_thread(self._guarded, work)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, self._guarded, work)
 
     def _guarded(self, work: Callable[[], T]) -> T:
         try:
@@ -159,7 +167,8 @@ class SqlStore(ABC):
             migrate(tx, self.blob)
 
     async def close(self) -> None:
-        await asyncio.to_thread(self._disconnect)
+        await asyncio.get_running_loop().run_in_executor(self._threads, self._disconnect)
+        self._threads.shutdown(wait=False)
 
     # --- responses -----------------------------------------------------------------------
 
