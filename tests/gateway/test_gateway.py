@@ -28,8 +28,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from generator.gateway.app import create_app
-from generator.gateway.store import StoreSettings
 from generator.gateway.config import ConfigError, Upstream, load
+from generator.gateway.store import StoreSettings
 from tests.helpers.gateways import LOGGER, config, free_port, log_lines, wait_healthy
 from tests.helpers.loopback import serve
 
