@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from . import StoreSettings, StoreUnavailable
+from .base import StoreSettings, StoreUnavailable
 from .sql import SqlStore, Transaction
 
 POOL_SIZE = 10

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar, cast
 
-from . import (
+from .base import (
     ConversationRecord,
     Json,
     Missing,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import StoreSettings
+from .base import StoreSettings
 from .sql import SqlStore, Transaction
 
 BUSY_SECONDS = 5.0
