@@ -171,22 +171,26 @@ async def kept(
     event goes out; if it cannot be kept, an `error` event ends the stream instead, so
     the client never continues from a response that is not there."""
     sent: list[bytes] = []
-    async for data in events:
-        found = TERMINAL.search(data)
-        if found is None:
-            sent.append(data)
-            yield data
-            continue
-        head, tail = data[: found.start(1)], data[found.start(1) :]
-        if head:
-            sent.append(head)
-            yield head
-        try:
-            await keep(store, turn, _response_of(tail), b"".join(sent) + tail)
-        except (StoreUnavailable, TooLarge, Missing) as error:
-            yield _error_event(failure(error), tail)
-            return
-        yield tail
+    try:
+        async for data in events:
+            found = TERMINAL.search(data)
+            if found is None:
+                sent.append(data)
+                yield data
+                continue
+            head, tail = data[: found.start(1)], data[found.start(1) :]
+            if head:
+                sent.append(head)
+                yield head
+            try:
+                await keep(store, turn, _response_of(tail), b"".join(sent) + tail)
+            except (StoreUnavailable, TooLarge, Missing) as error:
+                yield _error_event(failure(error), tail)
+                return
+            yield tail
+    finally:  # closed with this one (a client that left), not when collected
+        if isinstance(events, AsyncGenerator):
+            await events.aclose()
 
 
 def failure(error: Exception) -> ErrorInfo:
