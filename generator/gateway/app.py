@@ -203,8 +203,9 @@ async def _exchange(
     usage = _usage_asked(client, given)
     named = turn.response_id if turn is not None else None
     events = relay.stream(response, client, upstream, exchange, translated.tool_names, usage, named)
+    keeping = turn is not None and (turn.store or turn.conversation_id is not None)
     if given.get("stream"):
-        if turn is not None and turn.store and opened is not None:
+        if turn is not None and keeping and opened is not None:
             events = state.kept(events, opened.store, turn)
         return _Relay(events, response, exchange, said)
     try:
@@ -214,7 +215,7 @@ async def _exchange(
     finally:
         await _close(events, response)
     status, body = relay.added_up(client, stream)
-    if status == 200 and turn is not None and turn.store and opened is not None:
+    if status == 200 and turn is not None and keeping and opened is not None:
         try:
             await state.keep(opened.store, turn, json.loads(body), stream)
         except (StoreUnavailable, TooLarge, Missing) as error:

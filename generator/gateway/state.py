@@ -96,7 +96,8 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
         )
     base = uuid.uuid4().hex
     items = with_ids(input_items(given.get("input")), base)
-    if len(json.dumps(items)) > max_bytes:
+    keeps = given.get("store", True) is not False
+    if keeps and len(json.dumps(items)) > max_bytes:
         raise Answer(
             ErrorInfo(
                 413,
@@ -131,7 +132,7 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
         owner_id,
         f"resp_{base}",
         items,
-        given.get("store", True) is not False,
+        keeps,
         previous or None,
         conversation,
         continued,
@@ -139,9 +140,15 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
 
 
 async def keep(store: Store, turn: Prepared, response: Json, events: bytes) -> None:
-    """Keep `response` (the final response object of its stream) as `turn`'s; raises
+    """Keep `response` (the final response object of its stream) as `turn`'s, or only
+    add its items to its conversation when it is not to be kept; raises
     `StoreUnavailable`, `TooLarge` or `Missing` (its conversation was deleted)."""
+    output = [cast(Json, item) for item in response.get("output") or [] if isinstance(item, dict)]
     if not turn.store:
+        if turn.conversation_id is not None:
+            added = [*turn.input, *output]
+            if not await store.add_items(turn.owner, turn.conversation_id, added):
+                raise Missing(turn.conversation_id)
         return
     body: Json = {
         **response,
@@ -149,7 +156,6 @@ async def keep(store: Store, turn: Prepared, response: Json, events: bytes) -> N
         "store": True,
         "conversation": {"id": turn.conversation_id} if turn.conversation_id else None,
     }
-    output = [cast(Json, item) for item in response.get("output") or [] if isinstance(item, dict)]
     record = Record(
         id=str(response.get("id") or turn.response_id),
         owner=turn.owner,

@@ -300,6 +300,13 @@ def test_a_conversation_collects_its_turns_and_serves_them(stack: Stack) -> None
     assert one.id == added_id
     client.conversations.items.delete(added_id, conversation_id=conversation.id)
     assert len(client.conversations.items.list(conversation.id, limit=100).data) == 7
+    unkept = client.responses.create(
+        model="m", conversation=conversation.id, input="Off the record?", store=False
+    )
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(unkept.id)  # not kept, but its turn is the conversation's
+    listed = client.conversations.items.list(conversation.id, limit=100, order="asc").data
+    assert texts_of(listed[7:8]) == ["Off the record?"] and len(listed) == 10
     assert client.conversations.update(conversation.id, metadata={"a": "b"}).metadata == {"a": "b"}
     with pytest.raises(openai.NotFoundError):
         stack.client("key-other").conversations.retrieve(conversation.id)
@@ -480,7 +487,7 @@ def test_a_response_above_the_size_limit_is_not_kept_and_says_so(tmp_path: Path)
                 "SELECT COUNT(*) FROM responses"
             )
             assert kept.fetchone() == (0,)
-            with_store_false = client.responses.create(model="m", input="y" * 1400, store=False)
+            with_store_false = client.responses.create(model="m", input="y" * 4000, store=False)
     assert large_input.value.status_code == 413
     assert isinstance(large_input.value.body, dict)
     assert large_input.value.body["code"] == "response_too_large"
@@ -490,4 +497,4 @@ def test_a_response_above_the_size_limit_is_not_kept_and_says_so(tmp_path: Path)
     assert names[-1] == "error" and "response.completed" not in names
     error = json.loads(streamed.splitlines()[-2][6:])
     assert error["code"] == "response_too_large"
-    assert json.loads(with_store_false.output_text)["users"] == ["y" * 1400]
+    assert json.loads(with_store_false.output_text)["users"] == ["y" * 4000]  # no limit
