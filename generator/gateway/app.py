@@ -84,7 +84,7 @@ def create_app(
     )
 
     made = open_store(config.store)
-    opened = Opened(made) if made is not None else None
+    opened = Opened(made, config.store.max_bytes) if made is not None else None
 
     def endpoint(protocol: str) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
@@ -203,9 +203,8 @@ async def _exchange(
     usage = _usage_asked(client, given)
     named = turn.response_id if turn is not None else None
     events = relay.stream(response, client, upstream, exchange, translated.tool_names, usage, named)
-    keeping = turn is not None and (turn.store or turn.conversation_id is not None)
     if given.get("stream"):
-        if turn is not None and keeping and opened is not None:
+        if turn is not None and opened is not None:
             events = state.kept(events, opened.store, turn)
         return _Relay(events, response, exchange, said)
     try:
@@ -215,9 +214,11 @@ async def _exchange(
     finally:
         await _close(events, response)
     status, body = relay.added_up(client, stream)
-    if status == 200 and turn is not None and keeping and opened is not None:
+    if status == 200 and turn is not None and opened is not None:
+        answered = {**json.loads(body), **state.told(turn)}
+        body = json.dumps(answered).encode()
         try:
-            await state.keep(opened.store, turn, json.loads(body), stream)
+            await state.keep(opened.store, turn, answered, state.stated(stream, turn))
         except (StoreUnavailable, TooLarge, Missing) as error:
             return _error(exchange, state.failure(error))
     exchange.status = status

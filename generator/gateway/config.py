@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from .store import DEFAULT_MAX_BYTES, DEFAULT_TTL, StoreSettings
+from .store import DEFAULT_MAX_BYTES, StoreSettings
 
 PROTOCOLS = ("chat", "messages", "responses")
 """What an upstream speaks, as `aiter_parts` names it."""
@@ -265,10 +265,11 @@ def _store(table: dict[str, Any], url: str | None, where: Locator) -> StoreSetti
         )
     ttl = table.get("ttl", "30d")
     found = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", ttl) if isinstance(ttl, str) else None
-    if found is None or float(found.group(1)) <= 0:
+    if found is None or float(found.group(1)) * TTL_UNITS[found.group(2)] < 1:
         raise ConfigError(
             where.at((*path, "ttl")),
-            f'store.ttl must be a time such as "30d", "12h", "90m" or "600s", not {ttl!r}',
+            'store.ttl must be a time of a second or more, such as "30d", "12h", "90m" or '
+            f'"600s", not {ttl!r}',
         )
     size = table.get("max_response_mb", DEFAULT_MAX_BYTES / 2**20)
     if not isinstance(size, int | float) or isinstance(size, bool) or size <= 0:
@@ -276,7 +277,7 @@ def _store(table: dict[str, Any], url: str | None, where: Locator) -> StoreSetti
             where.at((*path, "max_response_mb")), "store.max_response_mb must be a number above 0"
         )
     seconds = float(found.group(1)) * TTL_UNITS[found.group(2)]
-    return StoreSettings(url=url, ttl=seconds or DEFAULT_TTL, max_bytes=int(size * 2**20))
+    return StoreSettings(url=url, ttl=seconds, max_bytes=int(size * 2**20))
 
 
 def _route(pattern: str, value: Any, names: set[str], where: Locator) -> Route:

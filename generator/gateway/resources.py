@@ -7,20 +7,24 @@ and writes only the caller's rows (a hash of its API key)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from . import errors, state
+from . import errors, shapes, state
 from .errors import Answer, ErrorInfo
 from .relay import EVENT_END, Exchange
 from .state import Opened
 from .store import ConversationRecord, Json, Page, StoreUnavailable
+from .wire import responses
 
 Handler = Callable[[Opened, Request], Awaitable[Response]]
 
@@ -61,6 +65,8 @@ async def _answered(handler: Handler, opened: Opened, request: Request) -> Respo
         response = _error(answer.info)
     except StoreUnavailable as error:
         response = _error(state.unavailable(error))
+    except RecursionError:
+        response = _error(ErrorInfo(400, "a request nested too deep to read"))
     except (ValueError, TypeError, KeyError) as error:  # a malformed body
         response = _error(ErrorInfo(400, f"a request this gateway cannot read: {error!r}"))
     exchange.status = response.status_code
@@ -75,8 +81,17 @@ def _error(info: ErrorInfo) -> Response:
 # --- responses -----------------------------------------------------------------------
 
 
+def _record_id(request: Request, name: str, form: re.Pattern[str], kind: str) -> str:
+    """The id a path names, when it is of the form the gateway gives (else nothing it
+    keeps: a 404 without a lookup)."""
+    ident: str = request.path_params[name]
+    if not form.fullmatch(ident):
+        raise Answer(state.not_found(kind, ident))
+    return ident
+
+
 async def _get_response(opened: Opened, request: Request) -> Response:
-    response_id = request.path_params["response_id"]
+    response_id = _record_id(request, "response_id", state.RESPONSE_ID, "Response")
     record = await (await opened()).get(state.owner(request.headers), response_id)
     if record is None:
         raise Answer(state.not_found("Response", response_id))
@@ -88,14 +103,14 @@ async def _get_response(opened: Opened, request: Request) -> Response:
 
 
 async def _delete_response(opened: Opened, request: Request) -> Response:
-    response_id = request.path_params["response_id"]
+    response_id = _record_id(request, "response_id", state.RESPONSE_ID, "Response")
     if not await (await opened()).delete(state.owner(request.headers), response_id):
         raise Answer(state.not_found("Response", response_id))
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})
 
 
 async def _input_items(opened: Opened, request: Request) -> Response:
-    response_id = request.path_params["response_id"]
+    response_id = _record_id(request, "response_id", state.RESPONSE_ID, "Response")
     record = await (await opened()).get(state.owner(request.headers), response_id)
     if record is None:
         raise Answer(state.not_found("Response", response_id))
@@ -118,17 +133,53 @@ def _events_after(events: bytes, number: int) -> bytes:
 # --- conversations -------------------------------------------------------------------
 
 
+def _item_id(request: Request) -> str:
+    ident: str = request.path_params["item_id"]
+    if "\0" in ident:  # in no item's id (`state.with_ids`), and no database's text
+        raise Answer(state.not_found("Item", ident))
+    return ident
+
+
+def _items(given: object, limit: int) -> list[Json]:
+    """Items a client adds to a conversation, as a turn would send them: each of a shape
+    the gateway reads (else the conversation's next turn could not be sent), and no more
+    than the store keeps of a response."""
+    if not isinstance(given, list):
+        raise Answer(_invalid("items", "an array of items", given))
+    problem = shapes.problem("responses", {"input": given})
+    if problem is not None:
+        raise Answer(replace(problem, message=problem.message.replace("'input", "'items")))
+    items = state.with_ids(state.input_items(given), uuid.uuid4().hex)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # what is lost is judged when a turn is sent
+            responses.to_request({"model": "m", "input": items}, protocol="chat")
+    except (ValueError, TypeError, AttributeError, KeyError) as error:
+        raise Answer(ErrorInfo(400, f"an item this gateway cannot read: {error!r}")) from None
+    if len(json.dumps(items)) > limit:
+        raise Answer(
+            ErrorInfo(
+                413,
+                f"the items are above the store's limit of {limit} bytes",
+                "invalid_request_error",
+                "response_too_large",
+                "items",
+            )
+        )
+    return items
+
+
 async def _create_conversation(opened: Opened, request: Request) -> Response:
     body = await _body(request)
     base = uuid.uuid4().hex
-    items = state.with_ids(state.input_items(body.get("items") or []), base)
+    items = _items(body.get("items") or [], opened.max_bytes)
     conversation = ConversationRecord(f"conv_{base}", int(time.time()), _metadata(body))
     await (await opened()).create_conversation(state.owner(request.headers), conversation, items)
     return JSONResponse(_conversation(conversation))
 
 
 async def _get_conversation(opened: Opened, request: Request) -> Response:
-    ident = request.path_params["conversation_id"]
+    ident = _record_id(request, "conversation_id", state.CONVERSATION_ID, "Conversation")
     found = await (await opened()).conversation(state.owner(request.headers), ident)
     if found is None:
         raise Answer(state.not_found("Conversation", ident))
@@ -136,7 +187,7 @@ async def _get_conversation(opened: Opened, request: Request) -> Response:
 
 
 async def _update_conversation(opened: Opened, request: Request) -> Response:
-    ident = request.path_params["conversation_id"]
+    ident = _record_id(request, "conversation_id", state.CONVERSATION_ID, "Conversation")
     metadata = _metadata(await _body(request))
     found = await (await opened()).update_conversation(
         state.owner(request.headers), ident, metadata
@@ -147,14 +198,14 @@ async def _update_conversation(opened: Opened, request: Request) -> Response:
 
 
 async def _delete_conversation(opened: Opened, request: Request) -> Response:
-    ident = request.path_params["conversation_id"]
+    ident = _record_id(request, "conversation_id", state.CONVERSATION_ID, "Conversation")
     if not await (await opened()).delete_conversation(state.owner(request.headers), ident):
         raise Answer(state.not_found("Conversation", ident))
     return JSONResponse({"id": ident, "object": "conversation.deleted", "deleted": True})
 
 
 async def _list_items(opened: Opened, request: Request) -> Response:
-    ident = request.path_params["conversation_id"]
+    ident = _record_id(request, "conversation_id", state.CONVERSATION_ID, "Conversation")
     limit, descending, after = _paging(request)
     page = await (await opened()).items(
         state.owner(request.headers), ident, after=after, limit=limit, descending=descending
@@ -165,18 +216,19 @@ async def _list_items(opened: Opened, request: Request) -> Response:
 
 
 async def _add_items(opened: Opened, request: Request) -> Response:
-    ident = request.path_params["conversation_id"]
+    ident = _record_id(request, "conversation_id", state.CONVERSATION_ID, "Conversation")
     given = (await _body(request)).get("items")
-    if not isinstance(given, list) or not given:
+    if not given:
         raise Answer(ErrorInfo(400, "Missing required parameter: 'items'.", param="items"))
-    items = state.with_ids(state.input_items(given), uuid.uuid4().hex)
+    items = _items(given, opened.max_bytes)
     if not await (await opened()).add_items(state.owner(request.headers), ident, items):
         raise Answer(state.not_found("Conversation", ident))
     return JSONResponse(_listed(Page(items, False)))
 
 
 async def _get_item(opened: Opened, request: Request) -> Response:
-    ident, item_id = request.path_params["conversation_id"], request.path_params["item_id"]
+    ident = _record_id(request, "conversation_id", state.CONVERSATION_ID, "Conversation")
+    item_id = _item_id(request)
     item = await (await opened()).item(state.owner(request.headers), ident, item_id)
     if item is None:
         raise Answer(state.not_found("Item", item_id))
@@ -184,7 +236,8 @@ async def _get_item(opened: Opened, request: Request) -> Response:
 
 
 async def _delete_item(opened: Opened, request: Request) -> Response:
-    ident, item_id = request.path_params["conversation_id"], request.path_params["item_id"]
+    ident = _record_id(request, "conversation_id", state.CONVERSATION_ID, "Conversation")
+    item_id = _item_id(request)
     store, owner = await opened(), state.owner(request.headers)
     if not await store.delete_item(owner, ident, item_id):
         raise Answer(state.not_found("Item", item_id))
@@ -241,7 +294,10 @@ def _paging(request: Request) -> tuple[int, bool, str | None]:
                 "order",
             )
         )
-    return cast(int, limit), order == "desc", request.query_params.get("after")
+    after = request.query_params.get("after")
+    if after is not None and "\0" in after:  # in no item's id: nothing comes after it
+        after = "\0"
+    return cast(int, limit), order == "desc", after
 
 
 def _int(
@@ -266,6 +322,16 @@ def _int(
             )
         )
     return value
+
+
+def _invalid(param: str, expected: str, got: object) -> ErrorInfo:
+    return ErrorInfo(
+        400,
+        f"Invalid type for '{param}': expected {expected}, but got {type(got).__name__}.",
+        "invalid_request_error",
+        "invalid_type",
+        param,
+    )
 
 
 def _listed(page: Page) -> Json:

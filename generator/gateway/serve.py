@@ -15,6 +15,7 @@ import re
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from .config import HOSTED_TOOLS, PROTOCOLS, Config, ConfigError, load, parse
 
@@ -190,8 +191,17 @@ def _banner(config: Config) -> str:
 
 
 def _without_password(url: str) -> str:
-    """A store URL as the banner shows it: a password in it left out."""
-    return re.sub(r"://([^:/@]+):[^@/]*@", r"://\1:***@", url)
+    """A store URL as the banner shows it: a password in it (before the host's `@`, or
+    a `password=` parameter) left out."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        return url  # a file's path holds no password
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        user, host = parts.netloc.rsplit("@", 1)
+        if ":" in user:
+            parts = parts._replace(netloc=f"{user.split(':', 1)[0]}:***@{host}")
+    query = re.sub(r"(^|&)password=[^&]*", r"\1password=***", parts.query)
+    return urlunsplit(parts._replace(query=query))
 
 
 def _logging(level: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import Any, cast
 from starlette.datastructures import Headers
 
 from .errors import Answer, ErrorInfo
+from .relay import EVENT_END
 from .store import Json, Missing, Record, Store, StoreUnavailable, TooLarge, Turn, owner_of
 
 STATE_KEYS = ("previous_response_id", "conversation", "store")
@@ -30,6 +31,10 @@ STATE_KEYS = ("previous_response_id", "conversation", "store")
 
 ITEM_PREFIXES = {"message": "msg", "function_call_output": "fco", "reasoning": "rs"}
 """The id prefix of an item of each type that came without an id (OpenAI's spellings)."""
+
+RESPONSE_ID = re.compile(r"resp_[0-9a-f]{32}")
+CONVERSATION_ID = re.compile(r"conv_[0-9a-f]{32}")
+"""The ids the gateway gives: any other names nothing it keeps (and is not looked up)."""
 
 OUR_ITEM = re.compile(r"[a-z]+_([0-9a-f]{32})_(?:in)?[0-9]+")
 """The id of an item of a response the gateway kept: its response's id (`resp_` and the
@@ -83,6 +88,8 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
     conversation = _conversation_id(given.get("conversation"))
     if previous is not None and not isinstance(previous, str):
         raise Answer(_invalid("previous_response_id", "a string", previous))
+    if not isinstance(given.get("store", True), bool):
+        raise Answer(_invalid("store", "a boolean", given["store"]))
     if previous and conversation:
         raise Answer(
             ErrorInfo(
@@ -113,11 +120,14 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
     try:
         items = await _resolved(store, owner_id, items)
         if previous:
+            if not RESPONSE_ID.fullmatch(previous):
+                raise Missing(previous)
             turns = await store.chain(owner_id, previous)
             history = _replayed(turns)
             continued = [turn.id for turn in turns]
         elif conversation:
-            page = await store.items(owner_id, conversation)
+            found = CONVERSATION_ID.fullmatch(conversation)
+            page = await store.items(owner_id, conversation) if found else None
             if page is None:
                 raise Answer(_not_found_conversation(conversation))
             history = page.items
@@ -139,6 +149,36 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
     )
 
 
+def told(turn: Prepared) -> Json:
+    """What the response says of its state, as OpenAI's does: whether it is kept, and
+    what it continues."""
+    return {
+        "previous_response_id": turn.previous_id,
+        "store": turn.store,
+        "conversation": {"id": turn.conversation_id} if turn.conversation_id else None,
+    }
+
+
+def stated(events: bytes, turn: Prepared) -> bytes:
+    """`events` (whole events of the gateway's Responses stream) with the response each
+    carries saying its state (`told`)."""
+    if b'"response":' not in events:
+        return events
+    out: list[bytes] = []
+    for event in EVENT_END.split(events):
+        if not event.strip():
+            continue
+        lines = event.split(b"\n")
+        for at, line in enumerate(lines):
+            if line.startswith(b"data: ") and b'"response":' in line:
+                data = json.loads(line[6:])
+                if isinstance(data.get("response"), dict):
+                    data["response"].update(told(turn))
+                    lines[at] = b"data: " + json.dumps(data, separators=(",", ":")).encode()
+        out.append(b"\n".join(lines) + b"\n\n")
+    return b"".join(out)
+
+
 async def keep(store: Store, turn: Prepared, response: Json, events: bytes) -> None:
     """Keep `response` (the final response object of its stream) as `turn`'s, or only
     add its items to its conversation when it is not to be kept; raises
@@ -150,12 +190,7 @@ async def keep(store: Store, turn: Prepared, response: Json, events: bytes) -> N
             if not await store.add_items(turn.owner, turn.conversation_id, added):
                 raise Missing(turn.conversation_id)
         return
-    body: Json = {
-        **response,
-        "previous_response_id": turn.previous_id,
-        "store": True,
-        "conversation": {"id": turn.conversation_id} if turn.conversation_id else None,
-    }
+    body: Json = {**response, **told(turn)}
     record = Record(
         id=str(response.get("id") or turn.response_id),
         owner=turn.owner,
@@ -173,12 +208,14 @@ async def keep(store: Store, turn: Prepared, response: Json, events: bytes) -> N
 async def kept(
     events: AsyncIterator[bytes], store: Store, turn: Prepared
 ) -> AsyncGenerator[bytes, None]:
-    """`events` (the gateway's Responses stream) with the response kept before its last
-    event goes out; if it cannot be kept, an `error` event ends the stream instead, so
-    the client never continues from a response that is not there."""
+    """`events` (the gateway's Responses stream), each response in it saying its state
+    (`told`), and the response kept (`keep`) before its last event goes out; if it
+    cannot be kept, an `error` event ends the stream instead, so the client never
+    continues from a response that is not there."""
     sent: list[bytes] = []
     try:
-        async for data in events:
+        async for given in events:
+            data = stated(given, turn)
             found = TERMINAL.search(data)
             if found is None:
                 sent.append(data)
@@ -271,9 +308,11 @@ def with_ids(items: list[Json], base: str) -> list[Json]:
         if kind == "message" and isinstance(item.get("content"), str):
             text = "output_text" if item.get("role") == "assistant" else "input_text"
             item["content"] = [{"type": text, "text": item["content"]}]
-        if not isinstance(item.get("id"), str):
+        ident = item.get("id")
+        if not isinstance(ident, str) or not ident or "\0" in ident:
             prefix = ITEM_PREFIXES.get(kind, "item")
-            item = {"id": f"{prefix}_{base}_in{index}", **item}
+            rest = {k: v for k, v in item.items() if k != "id"}
+            item = {"id": f"{prefix}_{base}_in{index}", **rest}
         out.append(item)
     return out
 
@@ -286,11 +325,21 @@ async def _resolved(store: Store, owner_id: str, items: list[Json]) -> list[Json
         return items
     held: dict[str, Json] = {}
     out: list[Json] = []
-    for item in items:
+    for at, item in enumerate(items):
         if item.get("type") != "item_reference":
             out.append(item)
             continue
-        ident = str(item.get("id"))
+        ident = item.get("id")
+        if not isinstance(ident, str):
+            raise Answer(
+                ErrorInfo(
+                    400,
+                    f"Missing required parameter: 'input[{at}].id'.",
+                    "invalid_request_error",
+                    "missing_required_parameter",
+                    f"input[{at}].id",
+                )
+            )
         if ident not in held:
             held.update(await _items_beside(store, owner_id, ident))
         if ident not in held:
@@ -321,13 +370,12 @@ def _replayed(turns: list[Turn]) -> list[Json]:
 
 
 def _conversation_id(given: object) -> str | None:
-    if isinstance(given, dict):
-        given = cast(Json, given).get("id")
-    if given is None or given == "":
+    if given is None:
         return None
-    if not isinstance(given, str):
+    ident = cast(Json, given).get("id") if isinstance(given, dict) else given
+    if not isinstance(ident, str) or not ident:
         raise Answer(_invalid("conversation", "a string or an object with an id", given))
-    return given
+    return ident
 
 
 # --- OpenAI's errors -----------------------------------------------------------------
@@ -381,8 +429,10 @@ class Opened:
     """The configured store, opened (its tables made) by the first request that needs it,
     or at start-up (`chunkspec serve`, to fail before serving)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, max_bytes: int) -> None:
         self.store = store
+        self.max_bytes = max_bytes
+        """The largest response (or items added at once) the store keeps."""
         self._lock = asyncio.Lock()
         self._open = False
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -387,7 +388,8 @@ def test_the_state_keys_are_refused_when_the_store_is_none() -> None:
     ("table", "line", "said"),
     [
         (['url = "mysql://x"'], 7, "store.url must be sqlite:///PATH"),
-        (['ttl = "30 days"'], 7, 'store.ttl must be a time such as "30d"'),
+        (['ttl = "30 days"'], 7, 'store.ttl must be a time of a second or more, such as "30d"'),
+        (['ttl = "0.5s"'], 7, "store.ttl must be a time of a second or more"),
         (["max_response_mb = -1"], 7, "store.max_response_mb must be a number above 0"),
         (['url = "none"', "size = 1"], 8, "unknown key 'store.size'"),
     ],
@@ -498,3 +500,86 @@ def test_a_response_above_the_size_limit_is_not_kept_and_says_so(tmp_path: Path)
     error = json.loads(streamed.splitlines()[-2][6:])
     assert error["code"] == "response_too_large"
     assert json.loads(with_store_false.output_text)["users"] == ["y" * 4000]  # no limit
+
+
+def test_turns_at_once_on_one_conversation_are_each_added_whole(stack: Stack) -> None:
+    """Appends to one conversation wait for each other (its row is locked first): on
+    PostgreSQL's READ COMMITTED two would otherwise read the same last position."""
+    client = stack.client()
+    conversation = client.conversations.create()
+
+    def turn(number: int) -> str:
+        return client.responses.create(
+            model="m", conversation=conversation.id, input=f"at once {number}"
+        ).id
+
+    with ThreadPoolExecutor(10) as pool:
+        ids = list(pool.map(turn, range(20)))
+    assert len(set(ids)) == 20
+    items = client.conversations.items.list(conversation.id, limit=100, order="asc").data
+    assert len(items) == 60  # each turn's input, reasoning and answer
+    users = [t for t in texts_of([i for i in items if getattr(i, "role", "") == "user"])]
+    assert sorted(users) == sorted(f"at once {n}" for n in range(20))
+    assert len({item.id for item in items}) == 60
+
+
+def state_of(response: Any) -> tuple[object, object]:
+    """Whether a response says it is kept (openai-python's model has no `store`: an
+    extra key), and what it continues."""
+    said: dict[str, Any] = response.model_dump()
+    return said.get("store"), said.get("previous_response_id")
+
+
+def test_the_live_response_says_what_it_continues_and_whether_it_is_kept(stack: Stack) -> None:
+    client = stack.client()
+    first = client.responses.create(model="m", input="one")
+    assert state_of(first) == (True, None)
+    with client.responses.stream(
+        model="m", input="two", previous_response_id=first.id, store=False
+    ) as events:
+        seen_first = [e.response for e in events if e.type == "response.created"]
+        second = events.get_final_response()
+    assert state_of(second) == (False, first.id)
+    assert [state_of(r) for r in seen_first] == [(False, first.id)]
+    assert state_of(client.responses.retrieve(first.id)) == (True, None)
+
+
+def test_items_a_conversation_could_not_send_are_refused_and_ids_stay_one_each(
+    stack: Stack,
+) -> None:
+    client = stack.client()
+    conversation = client.conversations.create()
+    for items, status in [
+        ([1], 400),
+        ({"a": 1}, 400),
+        ([{"type": "message", "role": "user", "content": 5}], 400),
+    ]:
+        answer = httpx.post(
+            f"{stack.gateway}/v1/conversations/{conversation.id}/items",
+            json={"items": items},
+            headers={"authorization": "Bearer key-a"},
+            timeout=WAIT,
+        )
+        assert answer.status_code == status, answer.text
+        assert answer.json()["error"]["type"] == "invalid_request_error"
+    again: Any = [{"id": "msg_mine", "type": "message", "role": "user", "content": "hi"}] * 2
+    client.conversations.items.create(conversation.id, items=again)
+    client.conversations.items.create(conversation.id, items=again)
+    listed = client.conversations.items.list(conversation.id, limit=100).data
+    assert len(listed) == 4 and len({item.id for item in listed}) == 4
+    assert "msg_mine" in {item.id for item in listed}
+    page = client.conversations.items.list(conversation.id, limit=1)
+    seen: list[str] = []
+    while True:  # pages end, each item once
+        seen += [item.id for item in page.data if item.id]
+        if not page.has_more:
+            break
+        page = client.conversations.items.list(conversation.id, limit=1, after=seen[-1])
+    assert sorted(seen) == sorted(item.id for item in listed if item.id)
+    answer = client.responses.create(model="m", conversation=conversation.id, input="next")
+    assert seen_users(answer) == ["hi"] * 4 + ["next"]
+
+
+def seen_users(response: Any) -> list[str]:
+    users: list[str] = seen(response)["users"]
+    return users

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -67,8 +68,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             item TEXT NOT NULL,
             PRIMARY KEY (conversation_id, position)
         )""",
-        # Not unique: a client may send an item again with the id it had.
-        "CREATE INDEX conversation_item_ids ON conversation_items (conversation_id, item_id)",
+        "CREATE UNIQUE INDEX conversation_item_ids ON conversation_items"
+        " (conversation_id, item_id)",
     ),
 )
 """The schema, one tuple of statements per version: version N is the first N applied.
@@ -362,7 +363,7 @@ class SqlStore(ABC):
         params: list[Any] = [conversation_id]
         if after is not None:
             sql += (
-                f" AND position {beyond} (SELECT MIN(position) FROM conversation_items"
+                f" AND position {beyond} (SELECT position FROM conversation_items"
                 " WHERE conversation_id = ? AND item_id = ?)"
             )
             params += [conversation_id, after]
@@ -447,27 +448,46 @@ def _append(
     tx: Transaction, owner: str, conversation_id: str, items: list[Json], ttl: float
 ) -> bool:
     """Append `items` to a conversation of `owner`, and keep it `ttl` seconds more; False
-    when there is none."""
+    when there is none. An item whose id the conversation holds already (a client that
+    sends an item again, a reference resolved) is added under an id of its own: a
+    conversation's item ids name one item each, for its pages and its routes."""
     now = _now()
-    found = tx.execute(
-        "SELECT (SELECT COALESCE(MAX(position), 0) FROM conversation_items"
-        " WHERE conversation_id = ?) FROM conversations WHERE id = ? AND owner = ?"
-        " AND expires_at > ?",
-        (conversation_id, conversation_id, owner, now),
-    ).fetchone()
-    if found is None:
-        return False
-    position = int(found[0])
-    tx.execute(
-        "UPDATE conversations SET expires_at = ? WHERE id = ?", (now + int(ttl), conversation_id)
+    # The conversation's row first: its lock makes appends to one conversation (and its
+    # deletion) wait for each other, so that positions are read after the last append.
+    kept = tx.execute(
+        "UPDATE conversations SET expires_at = ? WHERE id = ? AND owner = ? AND expires_at > ?",
+        (now + int(ttl), conversation_id, owner, now),
     )
+    if kept.rowcount == 0:
+        return False
+    last = tx.execute(
+        "SELECT COALESCE(MAX(position), 0) FROM conversation_items WHERE conversation_id = ?",
+        (conversation_id,),
+    ).fetchone()
+    position = int(last[0])
+    taken: set[str] = set()
     for offset, item in enumerate(items, 1):
+        ident = str(item["id"])
+        if ident in taken or _held(tx, conversation_id, ident):
+            ident = f"{ident.split('_', 1)[0]}_{uuid.uuid4().hex}"
+            item = {**item, "id": ident}
+        taken.add(ident)
         tx.execute(
             "INSERT INTO conversation_items (conversation_id, position, item_id, item)"
             " VALUES (?, ?, ?, ?)",
-            (conversation_id, position + offset, str(item["id"]), json.dumps(item)),
+            (conversation_id, position + offset, ident, json.dumps(item)),
         )
     return True
+
+
+def _held(tx: Transaction, conversation_id: str, item_id: str) -> bool:
+    return (
+        tx.execute(
+            "SELECT 1 FROM conversation_items WHERE conversation_id = ? AND item_id = ?",
+            (conversation_id, item_id),
+        ).fetchone()
+        is not None
+    )
 
 
 def _conversation_row(tx: Transaction, owner: str, conversation_id: str) -> Any:
