@@ -518,7 +518,7 @@ def test_turns_at_once_on_one_conversation_are_each_added_whole(stack: Stack) ->
     assert len(set(ids)) == 20
     items = client.conversations.items.list(conversation.id, limit=100, order="asc").data
     assert len(items) == 60  # each turn's input, reasoning and answer
-    users = [t for t in texts_of([i for i in items if getattr(i, "role", "") == "user"])]
+    users = texts_of([i for i in items if getattr(i, "role", "") == "user"])
     assert sorted(users) == sorted(f"at once {n}" for n in range(20))
     assert len({item.id for item in items}) == 60
 
