@@ -569,15 +569,15 @@ def test_items_a_conversation_could_not_send_are_refused_and_ids_stay_one_each(
     assert len(listed) == 4 and len({item.id for item in listed}) == 4
     assert "msg_mine" in {item.id for item in listed}
     page = client.conversations.items.list(conversation.id, limit=1)
-    seen: list[str] = []
+    paged: list[str] = []
     while True:  # pages end, each item once
-        seen += [item.id for item in page.data if item.id]
+        paged += [item.id for item in page.data if item.id]
         if not page.has_more:
             break
-        page = client.conversations.items.list(conversation.id, limit=1, after=seen[-1])
-    assert sorted(seen) == sorted(item.id for item in listed if item.id)
-    answer = client.responses.create(model="m", conversation=conversation.id, input="next")
-    assert seen_users(answer) == ["hi"] * 4 + ["next"]
+        page = client.conversations.items.list(conversation.id, limit=1, after=paged[-1])
+    assert sorted(paged) == sorted(item.id for item in listed if item.id)
+    reply = client.responses.create(model="m", conversation=conversation.id, input="next")
+    assert seen_users(reply) == ["hi"] * 4 + ["next"]
 
 
 def seen_users(response: Any) -> list[str]:
