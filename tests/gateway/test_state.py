@@ -583,3 +583,47 @@ def test_items_a_conversation_could_not_send_are_refused_and_ids_stay_one_each(
 def seen_users(response: Any) -> list[str]:
     users: list[str] = seen(response)["users"]
     return users
+
+
+DIALECTS = ("openai", "deepseek", "gemini", "vertex", "moonshot", "openrouter", "sglang")
+DIALECTS += ("vllm", "zai")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_store_replays_what_a_client_resending_its_history_would_send(
+    dialect: str, tmp_path: Path
+) -> None:
+    """In every dialect, a turn continued by `previous_response_id` reaches the upstream
+    exactly as the same turn from a client that resends its history (`store: false`,
+    the items it got back): the reasoning in the dialect's own spelling included."""
+    upstream = EchoUpstream()
+    settings = StoreSettings(url=f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    with serve(upstream) as base:
+        upstreams = {"up": Upstream("up", "chat", f"{base}/v1", dialect=dialect)}
+        with serve(create_app(config(upstreams, {"*": "up/*"}, store=settings))) as gateway:
+            client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="k", max_retries=0)
+            first = client.responses.create(model="m", input="use the tool here", tools=TOOLS)
+            call = next(item for item in first.output if item.type == "function_call")
+            result: Any = {"type": "function_call_output", "call_id": call.call_id, "output": "1"}
+            client.responses.create(
+                model="m", previous_response_id=first.id, input=[result], tools=TOOLS
+            )
+            replayed = upstream.requests[-1]
+            history: Any = [
+                {"role": "user", "content": "use the tool here"},
+                *(item.model_dump(exclude_none=True) for item in first.output),
+                result,
+            ]
+            client.responses.create(model="m", input=history, tools=TOOLS, store=False)
+            resent = upstream.requests[-1]
+    assert replayed["messages"] == resent["messages"]
+    assert replayed["messages"][1]["tool_calls"][0]["id"] == call.call_id
+    if dialect in SPELLINGS:  # three of the spellings, named: the replay is not empty
+        assert "thought 0" in json.dumps(replayed["messages"][1][SPELLINGS[dialect]])
+
+
+SPELLINGS = {
+    "deepseek": "reasoning_content",
+    "openrouter": "reasoning_details",
+    "vllm": "reasoning",
+}
