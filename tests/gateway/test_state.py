@@ -585,8 +585,8 @@ def seen_users(response: Any) -> list[str]:
     return users
 
 
-DIALECTS = ("openai", "deepseek", "gemini", "vertex", "moonshot", "openrouter", "sglang")
-DIALECTS += ("vllm", "zai")
+DIALECTS = ["openai", "deepseek", "gemini", "vertex", "moonshot", "openrouter", "sglang"]
+DIALECTS += ["vllm", "zai"]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
