@@ -25,6 +25,7 @@ import httpx
 import openai
 import pytest
 
+from generated.msgspec import chat
 from generator.gateway.app import create_app
 from generator.gateway.config import ConfigError, Upstream, load
 from generator.gateway.store import (
@@ -41,6 +42,7 @@ from tests.helpers.gateways import config
 from tests.helpers.loopback import serve
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.project import REPO
+from tests.helpers.support import runtime
 
 WAIT = 10.0
 TOOLS: list[Any] = [
@@ -585,8 +587,8 @@ def seen_users(response: Any) -> list[str]:
     return users
 
 
-DIALECTS = ["openai", "deepseek", "gemini", "vertex", "moonshot", "openrouter", "sglang"]
-DIALECTS += ["vllm", "zai"]
+DIALECTS = {rules.name: rules for rules in runtime(chat, "_REQUEST_DIALECTS")}
+"""Every chat request dialect of the spec, with the key it takes reasoning back in."""
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -618,12 +620,6 @@ def test_the_store_replays_what_a_client_resending_its_history_would_send(
             resent = upstream.requests[-1]
     assert replayed["messages"] == resent["messages"]
     assert replayed["messages"][1]["tool_calls"][0]["id"] == call.call_id
-    if dialect in SPELLINGS:  # three of the spellings, named: the replay is not empty
-        assert "thought 0" in json.dumps(replayed["messages"][1][SPELLINGS[dialect]])
-
-
-SPELLINGS = {
-    "deepseek": "reasoning_content",
-    "openrouter": "reasoning_details",
-    "vllm": "reasoning",
-}
+    spelling = DIALECTS[dialect].reasoning or DIALECTS[dialect].details
+    if spelling is not None:  # the dialect's own key holds the first turn's reasoning
+        assert "thought 0" in json.dumps(replayed["messages"][1][spelling])
