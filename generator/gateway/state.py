@@ -245,8 +245,10 @@ def failure(error: Exception) -> ErrorInfo:
             "invalid_request_error",
             "response_too_large",
         )
-    if isinstance(error, Missing):
-        return _not_found_conversation(error.response_id)
+    if isinstance(error, Missing):  # deleted or expired while the model answered
+        if error.response_id.startswith("conv_"):
+            return _not_found_conversation(error.response_id)
+        return _not_found_previous(error.response_id, None)
     return unavailable(error)
 
 

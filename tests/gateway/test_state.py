@@ -30,6 +30,7 @@ from generator.gateway.app import create_app
 from generator.gateway.config import ConfigError, Upstream, load
 from generator.gateway.store import (
     ConversationRecord,
+    Missing,
     Record,
     StoreSettings,
     StoreUnavailable,
@@ -623,3 +624,23 @@ def test_the_store_replays_what_a_client_resending_its_history_would_send(
     spelling = DIALECTS[dialect].reasoning or DIALECTS[dialect].details
     if spelling is not None:  # the dialect's own key holds the first turn's reasoning
         assert "thought 0" in json.dumps(replayed["messages"][1][spelling])
+
+
+def test_a_turn_whose_previous_response_went_meanwhile_is_not_kept(tmp_path: Path) -> None:
+    """Deleted (or expired) while the model answered: kept, the turn would name a
+    conversation that cannot be replayed. Its client is told instead."""
+
+    async def scenario() -> None:
+        store = open_store(StoreSettings(url=f"sqlite:///{tmp_path / 'gone.sqlite3'}"))
+        assert store is not None
+        await store.open()
+        try:
+            record = Record("resp_new", "o", "resp_gone", None, 0, [], [], {}, b"")
+            with pytest.raises(Missing) as missing:
+                await store.save(record, ["resp_gone"])
+            assert missing.value.response_id == "resp_gone"
+            assert await store.get("o", "resp_new") is None
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())

@@ -114,7 +114,8 @@ class Store(Protocol):
 
     async def save(self, record: Record, continued: list[str]) -> None:
         """Keep `record` (and append its turn to its conversation), and keep the
-        responses it `continued` as long as it: one transaction. Raises `TooLarge`."""
+        responses it `continued` as long as it: one transaction. Raises `TooLarge`, and
+        `Missing` when the response it continues, or its conversation, is gone."""
 
     async def get(self, owner: str, response_id: str) -> Record | None: ...
 

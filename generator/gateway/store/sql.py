@@ -200,6 +200,10 @@ class SqlStore(ABC):
             )
         expires = _now() + int(self.settings.ttl)
         with self._transaction(write=True) as tx:
+            # The turn it continues may have expired while the model answered: kept, it
+            # would name a conversation that cannot be replayed.
+            if record.previous_id is not None and not _kept(tx, record.owner, record.previous_id):
+                raise Missing(record.previous_id)
             tx.execute(
                 "INSERT INTO responses (id, owner, previous_id, conversation_id, created_at,"
                 " expires_at, input, output, body, events, size)"
@@ -478,6 +482,14 @@ def _append(
             (conversation_id, position + offset, ident, json.dumps(item)),
         )
     return True
+
+
+def _kept(tx: Transaction, owner: str, response_id: str) -> bool:
+    found = tx.execute(
+        "SELECT 1 FROM responses WHERE id = ? AND owner = ? AND expires_at > ?",
+        (response_id, owner, _now()),
+    )
+    return found.fetchone() is not None
 
 
 def _held(tx: Transaction, conversation_id: str, item_id: str) -> bool:
