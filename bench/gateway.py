@@ -151,7 +151,9 @@ def free_port() -> int:
         return port
 
 
-def _wait_ready(server: Server, path: str) -> None:
+def wait_ready(server: Server, path: str) -> None:
+    """Wait until `server` answers GET `path` with a 200 (stopped, and raised, after
+    `WAIT` seconds or when it exits)."""
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -169,24 +171,30 @@ def _wait_ready(server: Server, path: str) -> None:
 
 def start_upstream(directory: Path, long_chunks: int, keep_alive: int = 5) -> Server:
     """bench/upstream.py in its own process."""
-    log = directory / "upstream.log"
     command = [sys.executable, "-m", "bench.upstream", "--port", "0", "--long", str(long_chunks)]
     command += ["--keep-alive", str(keep_alive)]
+    return start_printing_port("upstream", command, directory / "upstream.log")
+
+
+def start_printing_port(name: str, command: list[str], log: Path) -> Server:
+    """A server `command` starts, which prints `port N` once it listens (bench/upstream.py,
+    tests/helpers/echo_upstream.py), waited on until it answers GET /health."""
     with log.open("wb") as err:
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=err)
     assert process.stdout is not None
     line = process.stdout.readline().decode()
     if not line.startswith("port "):
         process.kill()
-        raise RuntimeError(f"the upstream did not start: {line!r}")
-    server = Server("upstream", f"http://{HOST}:{int(line.split()[1])}", process, log)
-    _wait_ready(server, "/health")
+        process.wait(5)
+        raise RuntimeError(f"the {name} did not start: {line!r}")
+    server = Server(name, f"http://{HOST}:{int(line.split()[1])}", process, log)
+    wait_ready(server, "/health")
     return server
 
 
-def gateway_config(upstream_base: str, store: str) -> str:
-    """The gateway's TOML: one chat upstream, every model id passed on as it is, its
-    Responses state in `store` (a URL)."""
+def gateway_config(upstream_base: str, store: str, dialect: str = "openai") -> str:
+    """The gateway's TOML: one chat upstream of request `dialect`, every model id passed
+    on as it is, its Responses state in `store` (a URL)."""
     return (
         "[gateway]\n"
         'host = "127.0.0.1"\n'
@@ -194,7 +202,8 @@ def gateway_config(upstream_base: str, store: str) -> str:
         'log_level = "info"\n\n'
         "[upstreams.bench]\n"
         'protocol = "chat"\n'
-        f'base_url = "{upstream_base}/v1"\n\n'
+        f'base_url = "{upstream_base}/v1"\n'
+        f'dialect = "{dialect}"\n\n'
         "[models]\n"
         '"*" = "bench/*"\n\n'
         "[store]\n"
@@ -226,7 +235,7 @@ def start_gateway(
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
     name = OURS if workers == 1 else f"{OURS}, {workers} workers"
     server = Server(name, f"http://{HOST}:{port}", process, log)
-    _wait_ready(server, "/health")
+    wait_ready(server, "/health")
     return server
 
 
@@ -279,7 +288,7 @@ def start_litellm(directory: Path, upstream_base: str, models: Sequence[str]) ->
             command, cwd=directory, env=environ, stdout=err, stderr=subprocess.STDOUT
         )
     server = Server(LITELLM_NAME, f"http://{HOST}:{port}", process, log)
-    _wait_ready(server, "/health/liveliness")
+    wait_ready(server, "/health/liveliness")
     return server
 
 
@@ -389,6 +398,9 @@ class Connection:
             first()
         while piece := answer.read1(1 << 16):
             data.append(piece)
+        # read1 leaves a body of known length open once read whole (it closes a chunked
+        # one): read() ends it, so that the connection takes the next request.
+        data.append(answer.read())
         total = time.perf_counter() - start
         if answer.status != 200:
             raise RuntimeError(f"POST {path}: {answer.status} {b''.join(data)[:500]!r}")

@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import http.client
 import json
 import os
 import platform
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -49,7 +47,16 @@ from typing import IO, Any, cast
 import psycopg
 
 from bench.common import PYTHON, add_output_options, table, write_run
-from bench.gateway import Server, encoded, free_port, percentile
+from bench.gateway import (
+    Connection,
+    Server,
+    encoded,
+    free_port,
+    gateway_config,
+    percentile,
+    start_printing_port,
+    wait_ready,
+)
 from tests.helpers.echo_upstream import TOOL, TOOL_TRIGGER
 from tests.helpers.postgres import SETTINGS as POSTGRES_SETTINGS
 from tests.helpers.postgres import PostgresServer
@@ -97,103 +104,15 @@ QUICK = Settings(6, 3, 1)
 # --- processes ------------------------------------------------------------------------
 
 
-class Connection:
-    """One kept-alive HTTP/1.1 connection (http.client: the least a client adds)."""
-
-    def __init__(self, base: str) -> None:
-        host, port = base.removeprefix("http://").split(":")
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=WAIT)
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[float, int, bytes]:
-        """Seconds from sending the request to the answer's last byte, its status and
-        its body (read whole: the connection is ready for the next request)."""
-        if self.connection.sock is None:
-            self.connection.connect()
-            sock: socket.socket | None = self.connection.sock
-            assert sock is not None
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sent = {"content-type": "application/json", **(headers or {})}
-        start = time.perf_counter()
-        self.connection.request(method, path, body, sent)
-        answer = self.connection.getresponse()
-        data = answer.read()
-        return time.perf_counter() - start, answer.status, data
-
-    def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[float, bytes]:
-        seconds, status, data = self.request("POST", path, body, headers)
-        if status != 200:
-            raise RuntimeError(f"POST {path}: {status} {data[:500]!r}")
-        return seconds, data
-
-    def close(self) -> None:
-        self.connection.close()
-
-
-def _wait_healthy(server: Server) -> None:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"{server.name} stopped while starting:\n{server.tail()}")
-        connection = Connection(server.base)
-        try:
-            if connection.request("GET", "/health")[1] == 200:
-                return
-        except OSError:
-            pass
-        finally:
-            connection.close()
-        time.sleep(0.05)
-    server.stop()
-    raise TimeoutError(f"{server.name} did not answer /health within {WAIT} s:\n{server.tail()}")
-
-
 @contextmanager
 def echo_upstream(directory: Path) -> Generator[Server, None, None]:
     """tests/helpers/echo_upstream.py in its own process."""
-    log = directory / "upstream.log"
     command = [sys.executable, "-m", "tests.helpers.echo_upstream", "--port", "0"]
-    with log.open("wb") as err:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=err)
-    server: Server | None = None
+    server = start_printing_port("echo upstream", command, directory / "upstream.log")
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline().decode()
-        if not line.startswith("port "):
-            raise RuntimeError(f"the echo upstream did not start: {line!r}")
-        server = Server("echo upstream", f"http://{HOST}:{int(line.split()[1])}", process, log)
-        _wait_healthy(server)
         yield server
     finally:
-        if server is not None:
-            server.stop()
-        elif process.poll() is None:
-            process.kill()
-            process.wait(5)
-
-
-def gateway_config(upstream_base: str, store: str) -> str:
-    """One chat upstream in DeepSeek's dialect (the earlier turns' reasoning goes back as
-    `reasoning_content`), every model id passed on, the Responses state in `store`."""
-    return (
-        "[gateway]\n"
-        'host = "127.0.0.1"\n'
-        "workers = 1\n"
-        'log_level = "info"\n\n'
-        "[upstreams.echo]\n"
-        'protocol = "chat"\n'
-        f'base_url = "{upstream_base}/v1"\n'
-        'dialect = "deepseek"\n\n'
-        "[models]\n"
-        '"*" = "echo/*"\n\n'
-        "[store]\n"
-        f'url = "{store}"\n'
-    )
+        server.stop()
 
 
 @contextmanager
@@ -202,7 +121,7 @@ def gateway(
 ) -> Generator[Server, None, None]:
     """`python -m generator serve --config FILE --port N`, its state in `store`."""
     config = directory / f"gateway-{name}.toml"
-    config.write_text(gateway_config(upstream_base, store), encoding="utf-8")
+    config.write_text(gateway_config(upstream_base, store, "deepseek"), encoding="utf-8")
     port = free_port()
     command = [sys.executable, "-m", "generator", "serve", "--config", str(config)]
     command += ["--port", str(port)]
@@ -211,7 +130,7 @@ def gateway(
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
     server = Server(f"gateway ({name})", f"http://{HOST}:{port}", process, log)
     try:
-        _wait_healthy(server)
+        wait_ready(server, "/health")
         yield server
     finally:
         server.stop()
@@ -296,7 +215,7 @@ class Conversation:
         """Milliseconds of one turn (from sending the request to the answer's last byte),
         the request's size, and the response."""
         body = self.body(text)
-        seconds, answer = self.connection.post(PATH, body, HEADERS)
+        _, seconds, answer = self.connection.post(PATH, body, HEADERS)
         response = final_response(answer, self.streamed)
         output = cast(list[Json], response.get("output") or [])
         if self.mode == "resend":
