@@ -122,10 +122,7 @@ def _events_after(events: bytes, number: int) -> bytes:
     """The events after the one of sequence number `number`."""
     kept: list[bytes] = []
     for event in (e for e in EVENT_END.split(events) if e.strip()):
-        data = b"\n".join(
-            line[5:].lstrip(b" ") for line in event.splitlines() if line.startswith(b"data:")
-        )
-        if json.loads(data).get("sequence_number", 0) > number:
+        if state.event_data(event).get("sequence_number", 0) > number:
             kept.append(event + b"\n\n")
     return b"".join(kept)
 
@@ -145,7 +142,7 @@ def _items(given: object, limit: int) -> list[Json]:
     the gateway reads (else the conversation's next turn could not be sent), and no more
     than the store keeps of a response."""
     if not isinstance(given, list):
-        raise Answer(_invalid("items", "an array of items", given))
+        raise Answer(shapes.invalid_type("items", "an array of items", given))
     problem = shapes.problem("responses", {"input": given})
     if problem is not None:
         raise Answer(replace(problem, message=problem.message.replace("'input", "'items")))
@@ -322,16 +319,6 @@ def _int(
             )
         )
     return value
-
-
-def _invalid(param: str, expected: str, got: object) -> ErrorInfo:
-    return ErrorInfo(
-        400,
-        f"Invalid type for '{param}': expected {expected}, but got {type(got).__name__}.",
-        "invalid_request_error",
-        "invalid_type",
-        param,
-    )
 
 
 def _listed(page: Page) -> Json:

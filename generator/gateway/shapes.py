@@ -65,7 +65,7 @@ def _chat(body: Json) -> ErrorInfo | None:
     if given is None:
         return _missing("messages")
     if not isinstance(given, list):
-        return _invalid_type("messages", "an array of objects", given)
+        return invalid_type("messages", "an array of objects", given)
     if not given:
         return _openai(
             "Invalid 'messages': empty array. Expected an array with minimum length 1, but "
@@ -76,7 +76,7 @@ def _chat(body: Json) -> ErrorInfo | None:
     for at, message in enumerate(given):
         where = f"messages[{at}]"
         if not isinstance(message, dict):
-            return _invalid_type(where, "an object", message)
+            return invalid_type(where, "an object", message)
         role: object = cast(Json, message).get("role")
         if role is None:
             return _missing(f"{where}.role")
@@ -98,11 +98,11 @@ def _responses(body: Json) -> ErrorInfo | None:
     if given is None or isinstance(given, str):
         return None
     if not isinstance(given, list):
-        return _invalid_type("input", "one of a string or an array of input items", given)
+        return invalid_type("input", "one of a string or an array of input items", given)
     for at, item in enumerate(given):
         where = f"input[{at}]"
         if not isinstance(item, dict):
-            return _invalid_type(where, "an object", item)
+            return invalid_type(where, "an object", item)
         fields = cast(Json, item)
         if "type" not in fields and "role" not in fields:  # a message says its role
             return _missing(f"{where}.role")
@@ -121,7 +121,7 @@ def _missing(param: str) -> ErrorInfo:
     return _openai(f"Missing required parameter: '{param}'.", param, "missing_required_parameter")
 
 
-def _invalid_type(param: str, expected: str, got: object) -> ErrorInfo:
+def invalid_type(param: str, expected: str, got: object) -> ErrorInfo:
     return _openai(
         f"Invalid type for '{param}': expected {expected}, but got {_json_kind(got)} instead.",
         param,

@@ -24,6 +24,7 @@ from starlette.datastructures import Headers
 
 from .errors import Answer, ErrorInfo
 from .relay import EVENT_END
+from .shapes import invalid_type
 from .store import Json, Missing, Record, Store, StoreUnavailable, TooLarge, Turn, owner_of
 
 STATE_KEYS = ("previous_response_id", "conversation", "store")
@@ -87,9 +88,9 @@ async def prepare(store: Store, owner_id: str, given: Json, max_bytes: int) -> P
     previous = given.get("previous_response_id")
     conversation = _conversation_id(given.get("conversation"))
     if previous is not None and not isinstance(previous, str):
-        raise Answer(_invalid("previous_response_id", "a string", previous))
+        raise Answer(invalid_type("previous_response_id", "a string", previous))
     if not isinstance(given.get("store", True), bool):
-        raise Answer(_invalid("store", "a boolean", given["store"]))
+        raise Answer(invalid_type("store", "a boolean", given["store"]))
     if previous and conversation:
         raise Answer(
             ErrorInfo(
@@ -262,7 +263,7 @@ def unavailable(error: Exception) -> ErrorInfo:
 
 
 def _error_event(info: ErrorInfo, terminal: bytes) -> bytes:
-    number = _response_event(terminal).get("sequence_number")
+    number = event_data(terminal).get("sequence_number")
     data = {
         "type": "error",
         "code": info.code or "server_error",
@@ -273,7 +274,8 @@ def _error_event(info: ErrorInfo, terminal: bytes) -> bytes:
     return f"event: error\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _response_event(event: bytes) -> Json:
+def event_data(event: bytes) -> Json:
+    """The JSON data of one server-sent event."""
     text = b"\n".join(
         line[5:].lstrip(b" ") for line in event.splitlines() if line.startswith(b"data:")
     )
@@ -281,7 +283,7 @@ def _response_event(event: bytes) -> Json:
 
 
 def _response_of(event: bytes) -> Json:
-    return cast(Json, _response_event(event)["response"])
+    return cast(Json, event_data(event)["response"])
 
 
 # --- items ---------------------------------------------------------------------------
@@ -376,7 +378,7 @@ def _conversation_id(given: object) -> str | None:
         return None
     ident = cast(Json, given).get("id") if isinstance(given, dict) else given
     if not isinstance(ident, str) or not ident:
-        raise Answer(_invalid("conversation", "a string or an object with an id", given))
+        raise Answer(invalid_type("conversation", "a string or an object with an id", given))
     return ident
 
 
@@ -414,17 +416,6 @@ def _not_found_conversation(conversation: str) -> ErrorInfo:
 
 def not_found(kind: str, ident: str) -> ErrorInfo:
     return ErrorInfo(404, f"{kind} with id '{ident}' not found.", "invalid_request_error")
-
-
-def _invalid(param: str, expected: str, got: object) -> ErrorInfo:
-    return ErrorInfo(
-        400,
-        f"Invalid type for '{param}': expected {expected}, but got {type(got).__name__} "
-        "instead.",
-        "invalid_request_error",
-        "invalid_type",
-        param,
-    )
 
 
 class Opened:

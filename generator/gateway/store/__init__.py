@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from .base import (
     DEFAULT_MAX_BYTES,
-    DEFAULT_TTL,
     ConversationRecord,
     Json,
     Missing,
@@ -31,13 +30,11 @@ from .base import (
     StoreUnavailable,
     TooLarge,
     Turn,
-    default_url,
     owner_of,
 )
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
-    "DEFAULT_TTL",
     "ConversationRecord",
     "Json",
     "Missing",
@@ -48,7 +45,6 @@ __all__ = [
     "StoreUnavailable",
     "TooLarge",
     "Turn",
-    "default_url",
     "open_store",
     "owner_of",
 ]

@@ -38,10 +38,6 @@ class StoreSettings:
     continued."""
     max_bytes: int = DEFAULT_MAX_BYTES
 
-    @property
-    def enabled(self) -> bool:
-        return self.url != "none"
-
 
 def default_url() -> str:
     """A SQLite file in the user's state folder (XDG's, `~/.local/state` by default)."""
