@@ -41,6 +41,7 @@ import httpx
 import psycopg
 import pytest
 
+from bench.gateway import gateway_config
 from generator.gateway.store.sqlite import BUSY_SECONDS
 from tests.helpers.gateways import free_port, wait_healthy
 from tests.helpers.postgres import PostgresServer
@@ -165,24 +166,6 @@ class Gateway:
         ]
 
 
-def gateway_toml(upstream: str, store: str, workers: int) -> str:
-    return (
-        "[gateway]\n"
-        f'host = "{HOST}"\n'
-        f"workers = {workers}\n"
-        'log_level = "info"\n\n'
-        "[upstreams.up]\n"
-        'protocol = "chat"\n'
-        f'base_url = "{upstream}/v1"\n'
-        'dialect = "deepseek"\n\n'
-        "[models]\n"
-        '"*" = "up/*"\n\n'
-        "[store]\n"
-        f'url = "{store}"\n'
-        'ttl = "1h"\n'
-    )
-
-
 STARTED = re.compile(r"Started server process \[(\d+)\]")
 
 
@@ -192,11 +175,12 @@ def start_gateway(
     """`python -m generator serve --config FILE --port N`, as a user runs it, waited on
     until it answers and every worker has started."""
     config = folder / f"{name}.toml"
-    config.write_text(gateway_toml(upstream, store, workers), encoding="utf-8")
+    config.write_text(gateway_config(upstream, store, "deepseek"), encoding="utf-8")
     port = free_port()
     log = folder / f"{name}.log"
     command = [sys.executable, "-m", "generator", "serve", "--config", str(config)]
-    process = spawn([*command, "--port", str(port)], log, subprocess.DEVNULL)
+    command += ["--port", str(port), "--workers", str(workers)]
+    process = spawn(command, log, subprocess.DEVNULL)
     stack.callback(end, process)
     gateway = Gateway(f"http://{HOST}:{port}", process, log)
     wait_healthy(gateway.base, process, lambda: tail(log), START_SECONDS)
